@@ -1,0 +1,26 @@
+// Conversions shared by the builtin constructors and other natives: text to
+// numbers with Python's grammar (int(), float(), and the same rules in
+// math/random argument handling), float to int with Python's errors, and
+// filling a dict the way dict()/dict.update() do.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "interp/interp.h"
+
+namespace msl {
+
+// int(text, base) for base 0 or 2..36: false when the literal is malformed;
+// raises OverflowError when it does not fit in 64 bits.
+bool parse_int_literal(Interp& I, std::string_view text, int base, int64_t& out);
+// float(text): false when malformed (values too large become ±inf, as in Python).
+bool parse_float_literal(std::string_view text, double& out);
+// int(d): truncates; ValueError for nan, OverflowError for inf or out of range.
+int64_t float_to_int(Interp& I, double d);
+// dict.update(src) for a dict, an object with keys(), or an iterable of pairs.
+void dict_update_from(Interp& I, Dict* d, const Value& src);
+// set(iterable) / frozenset(iterable).
+Value make_set(Interp& I, const Value& iterable, bool frozen);
+
+}  // namespace msl

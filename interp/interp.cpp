@@ -1,0 +1,404 @@
+// Interp construction (builtin types, exception hierarchy, builtins module),
+// interning, raising, running source text, and the value stack.
+#include "interp/interp.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <fmt/format.h>
+
+#include "interp/format.h"
+#include "interp/nodes.h"
+#include "lang/parser.h"
+
+namespace msl {
+
+// Defined by the builtin library (interp/builtins.h).
+void init_builtin_constructors(Interp& I);
+void init_builtin_functions(Interp& I);
+void init_str_methods(Interp& I);
+void init_list_methods(Interp& I);
+void init_dict_methods(Interp& I);
+void init_file_object(Interp& I);
+void register_std_modules(Interp& I);
+// Defined in interp/core_methods.cpp.
+void init_core_methods(Interp& I);
+
+// At most this many Values of local variables across all active calls:
+// 16 MiB of address space, touched only as deep as the program recurses.
+static constexpr size_t kValueStackSize = 1 << 20;
+
+Interp::Names::Names(Interp& I) {
+#define MSL_INIT_NAME(n) n = I.intern(#n);
+  MSL_NAMES(MSL_INIT_NAME)
+#undef MSL_INIT_NAME
+}
+
+Interp::Interp(Options opts) : opts_(std::move(opts)) {
+  void* mem = mmap(nullptr, kValueStackSize * sizeof(Value), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem == MAP_FAILED) throw std::bad_alloc();
+  stack_base_ = stack_top_ = static_cast<Value*>(mem);
+  stack_end_ = stack_base_ + kValueStackSize;
+  enter_thread();
+  names_ = std::make_unique<Names>(*this);
+  init_builtin_types();
+  init_exceptions();
+  init_core_methods(*this);
+  init_builtin_constructors(*this);
+  init_builtin_functions(*this);
+  init_str_methods(*this);
+  init_list_methods(*this);
+  init_dict_methods(*this);
+  init_file_object(*this);
+  register_std_modules(*this);
+}
+
+Interp::~Interp() {
+  // Break the reference cycles we know of (modules ↔ their functions) so most
+  // memory is returned; remaining user-made cycles are leaked by design.
+  for (auto& [name, m] : modules_)
+    for (GlobalSlot* s : m->order) s->value = Value::undef();
+  if (main_)
+    for (GlobalSlot* s : main_->order) s->value = Value::undef();
+  for (GlobalSlot* s : builtins_->order) s->value = Value::undef();
+  handled_.clear();
+  munmap(stack_base_, kValueStackSize * sizeof(Value));
+}
+
+void Interp::enter_thread() {
+  pthread_attr_t attr;
+  size_t size = 8 << 20;
+  void* addr = nullptr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  char here;
+  char* low = addr ? static_cast<char*>(addr) : &here - size + (64 << 10);
+  // Keep 256 KiB in reserve for the error path and native callees.
+  size_t reserve = 256 << 10;
+  stack_limit_ = low + std::min(reserve, size / 4);
+  if (stack_limit_ > &here) stack_limit_ = &here - (64 << 10);
+}
+
+Value* Interp::alloc_slots(size_t n) {
+  if (static_cast<size_t>(stack_end_ - stack_top_) < n) {
+    raise(exception_class("RecursionError").get(), "maximum recursion depth exceeded (out of stack space)");
+  }
+  Value* p = stack_top_;
+  for (size_t i = 0; i < n; ++i) new (p + i) Value(Value::undef());
+  stack_top_ += n;
+  return p;
+}
+
+void Interp::free_slots(Value* base, size_t n) {
+  for (size_t i = 0; i < n; ++i) base[i].~Value();
+  stack_top_ = base;
+}
+
+Str* Interp::intern(std::string_view s) {
+  auto it = interned_.find(s);
+  if (it != interned_.end()) return it->second;
+  Ref<Str> str(new Str(std::string(s)));
+  str->interned = true;
+  interned_owner_.push_back(str);
+  interned_.emplace(std::string_view(str->s), str.get());
+  return str.get();
+}
+
+Ref<Class> Interp::new_class(std::string_view name, Class* base, std::string module_name, bool builtin) {
+  auto c = make<Class>();
+  c->name = Ref<Str>(intern(name));
+  c->base = Ref<Class>(base);
+  c->module_name = std::move(module_name);
+  c->is_builtin = builtin;
+  if (base) c->instance_kind = base->instance_kind;
+  return c;
+}
+
+void Interp::def_native(Module* mod, std::string_view name, NativeFn fn, Ref<Object> data) {
+  Module* m = mod ? mod : builtins_.get();
+  m->set(intern(name), make<Native>(std::string(name), fn, std::move(data)).value());
+}
+
+void Interp::def_method(Class* cls, std::string_view name, NativeFn fn) {
+  cls->dict.set(intern(name), make<Native>(std::string(name), fn).value());
+}
+
+void Interp::init_builtin_types() {
+  builtins_ = make<Module>();
+  builtins_->name = Ref<Str>(intern("builtins"));
+  auto mk = [&](const char* name, Class* base) {
+    Ref<Class> c = new_class(name, base, "builtins", true);
+    builtins_->set(intern(name), c.value());
+    return c;
+  };
+  cls_object = mk("object", nullptr);
+  cls_type = mk("type", cls_object.get());
+  cls_none = new_class("NoneType", cls_object.get(), "builtins", true);
+  cls_int = mk("int", cls_object.get());
+  cls_bool = mk("bool", cls_int.get());
+  cls_float = mk("float", cls_object.get());
+  cls_str = mk("str", cls_object.get());
+  cls_list = mk("list", cls_object.get());
+  cls_tuple = mk("tuple", cls_object.get());
+  cls_dict = mk("dict", cls_object.get());
+  cls_set = mk("set", cls_object.get());
+  cls_frozenset = mk("frozenset", cls_object.get());
+  cls_range = mk("range", cls_object.get());
+  cls_slice = mk("slice", cls_object.get());
+  cls_property = mk("property", cls_object.get());
+  cls_staticmethod = mk("staticmethod", cls_object.get());
+  cls_classmethod = mk("classmethod", cls_object.get());
+  cls_super = mk("super", cls_object.get());
+  cls_function = new_class("function", cls_object.get(), "builtins", true);
+  cls_builtin_function = new_class("builtin_function_or_method", cls_object.get(), "builtins", true);
+  cls_method = new_class("method", cls_object.get(), "builtins", true);
+  cls_module = new_class("module", cls_object.get(), "builtins", true);
+  cls_cell = new_class("cell", cls_object.get(), "builtins", true);
+  cls_iterator = new_class("iterator", cls_object.get(), "builtins", true);
+  cls_ellipsis = new_class("ellipsis", cls_object.get(), "builtins", true);
+  cls_not_implemented = new_class("NotImplementedType", cls_object.get(), "builtins", true);
+  ellipsis = make<Instance>(cls_ellipsis).value();
+  not_implemented = make<Instance>(cls_not_implemented).value();
+  builtins_->set(intern("Ellipsis"), ellipsis);
+  builtins_->set(intern("NotImplemented"), not_implemented);
+  builtins_->set(intern("None"), Value());
+  builtins_->set(intern("True"), Value::boolean(true));
+  builtins_->set(intern("False"), Value::boolean(false));
+  modules_["builtins"] = builtins_;
+}
+
+void Interp::init_exceptions() {
+  // Python's hierarchy, plus ShapeError (a ValueError) and GraphModeError.
+  static const char* const kTree[][2] = {
+      {"BaseException", nullptr},
+      {"Exception", "BaseException"},
+      {"KeyboardInterrupt", "BaseException"},
+      {"SystemExit", "BaseException"},
+      {"ArithmeticError", "Exception"},
+      {"ZeroDivisionError", "ArithmeticError"},
+      {"OverflowError", "ArithmeticError"},
+      {"FloatingPointError", "ArithmeticError"},
+      {"AssertionError", "Exception"},
+      {"AttributeError", "Exception"},
+      {"EOFError", "Exception"},
+      {"ImportError", "Exception"},
+      {"ModuleNotFoundError", "ImportError"},
+      {"LookupError", "Exception"},
+      {"IndexError", "LookupError"},
+      {"KeyError", "LookupError"},
+      {"MemoryError", "Exception"},
+      {"NameError", "Exception"},
+      {"UnboundLocalError", "NameError"},
+      {"OSError", "Exception"},
+      {"FileNotFoundError", "OSError"},
+      {"FileExistsError", "OSError"},
+      {"IsADirectoryError", "OSError"},
+      {"NotADirectoryError", "OSError"},
+      {"PermissionError", "OSError"},
+      {"RuntimeError", "Exception"},
+      {"RecursionError", "RuntimeError"},
+      {"NotImplementedError", "RuntimeError"},
+      {"StopIteration", "Exception"},
+      {"SyntaxError", "Exception"},
+      {"IndentationError", "SyntaxError"},
+      {"TabError", "IndentationError"},
+      {"SystemError", "Exception"},
+      {"TypeError", "Exception"},
+      {"ValueError", "Exception"},
+      {"UnicodeError", "ValueError"},
+      {"ShapeError", "ValueError"},
+      {"GraphModeError", "RuntimeError"},
+  };
+  for (auto& [name, base] : kTree) {
+    Class* b = base ? exceptions_.at(base).get() : cls_object.get();
+    Ref<Class> c = new_class(name, b, "builtins", true);
+    c->instance_kind = Kind::Exception;
+    exceptions_[name] = c;
+    builtins_->set(intern(name), c.value());
+  }
+  exc_base = exceptions_.at("BaseException");
+  exc_exception = exceptions_.at("Exception");
+  exceptions_["IOError"] = exceptions_.at("OSError");
+  exceptions_["EnvironmentError"] = exceptions_.at("OSError");
+  builtins_->set(intern("IOError"), exceptions_.at("OSError").value());
+}
+
+Ref<Class> Interp::exception_class(std::string_view name) {
+  auto it = exceptions_.find(std::string(name));
+  if (it != exceptions_.end()) return it->second;
+  return exc_exception;
+}
+
+Value Interp::new_exception(Class* cls, std::string message) {
+  auto e = make<ExceptionObj>(Ref<Class>(cls));
+  auto args = make<Tuple>();
+  args->items.push_back(str(std::move(message)));
+  e->args = args.value();
+  return e.value();
+}
+
+void Interp::raise(Class* cls, std::string message) { throw MslError{new_exception(cls, std::move(message))}; }
+
+void Interp::raise_value(Value exc) {
+  if (exc.is(Kind::Class) && exc.as<Class>()->is_subclass_of(exc_base.get())) exc = call0(exc);
+  if (!exc.is(Kind::Exception)) raise(exception_class("TypeError").get(), "exceptions must derive from BaseException");
+  throw MslError{exc};
+}
+
+void Interp::handle_pending() {
+  pending_.store(false);
+  if (interrupt_.exchange(false)) raise(exception_class("KeyboardInterrupt").get(), "");
+}
+
+void Interp::step_limit_exceeded() {
+  steps_ = 0;
+  raise(exception_class("RuntimeError").get(), "step limit exceeded");
+}
+
+void Interp::stack_exhausted() {
+  raise(exception_class("RecursionError").get(), "maximum recursion depth exceeded (C stack exhausted)");
+}
+
+// ------------------------------------------------------------- exceptions
+
+std::string Interp::exception_summary(const Value& exc) {
+  Class* cls = cls_of(exc);
+  std::string name = cls->name->s;
+  if (!cls->module_name.empty() && cls->module_name != "builtins" && cls->module_name != "__main__")
+    name = cls->module_name + "." + name;
+  std::string msg;
+  try {
+    msg = to_str(exc);
+  } catch (MslError&) {
+    msg = "<exception str() failed>";
+  }
+  return msg.empty() ? name : name + ": " + msg;
+}
+
+std::string Interp::format_exception(const Value& exc) {
+  if (!exc.is(Kind::Exception)) return exception_summary(exc) + "\n";
+  ExceptionObj* x = exc.as<ExceptionObj>();
+  std::string out;
+  if (!x->diagnostics.empty()) {
+    for (auto& d : x->diagnostics) out += format_diagnostic(d);
+    return out;
+  }
+  if (x->cause.is(Kind::Exception)) {
+    out += format_exception(x->cause);
+    out += "\nThe above exception was the direct cause of the following exception:\n\n";
+  } else if (x->context.is(Kind::Exception)) {
+    out += format_exception(x->context);
+    out += "\nDuring handling of the above exception, another exception occurred:\n\n";
+  }
+  if (!x->traceback.empty()) {
+    out += "Traceback (most recent call last):\n";
+    // Long recursions print the repeated frames once, as Python does.
+    const auto& tb = x->traceback;
+    size_t i = tb.size();
+    while (i > 0) {
+      --i;
+      const TraceEntry& t = tb[i];
+      size_t repeat = 0;
+      while (i > 0 && tb[i - 1].source == t.source && tb[i - 1].span.line == t.span.line &&
+             tb[i - 1].span.col == t.span.col && tb[i - 1].function == t.function) {
+        --i;
+        ++repeat;
+      }
+      std::string file = t.source ? t.source->name() : "<unknown>";
+      out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
+      if (t.source) out += render_source_excerpt(*t.source, t.span, 4);
+      if (repeat > 2) {
+        out += fmt::format("  [Previous line repeated {} more times]\n", repeat);
+      } else {
+        for (size_t r = 0; r < repeat; ++r) {
+          out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
+          if (t.source) out += render_source_excerpt(*t.source, t.span, 4);
+        }
+      }
+    }
+  }
+  out += exception_summary(exc) + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------- running
+
+Ref<Module> Interp::new_module(std::string_view name, std::string file) {
+  auto m = make<Module>();
+  m->name = Ref<Str>(intern(name));
+  m->file = std::move(file);
+  m->set(names_->__name__, str(std::string(name)));
+  if (!m->file.empty()) m->set(names_->__file__, str(m->file));
+  return m;
+}
+
+Ref<Module> Interp::main_module() {
+  if (!main_) {
+    main_ = new_module("__main__", "");
+    modules_["__main__"] = main_;
+  }
+  return main_;
+}
+
+// Parses `source`; raises SyntaxError carrying every diagnostic.
+static std::unique_ptr<ast::Module> parse_or_raise(Interp& I, const SourcePtr& source, bool expression) {
+  ParseResult r = expression ? parse_expression(source) : parse_module(source);
+  if (r.errors.empty() && r.module) return std::move(r.module);
+  std::string type = r.errors.empty() ? "SyntaxError" : r.errors.front().error_type;
+  std::string msg = r.errors.empty() ? "invalid syntax" : r.errors.front().message;
+  Value exc = I.new_exception(I.exception_class(type).get(), msg);
+  ExceptionObj* x = exc.as<ExceptionObj>();
+  x->diagnostics = std::move(r.errors);
+  x->need_location = false;
+  throw MslError{exc};
+}
+
+Value Interp::run_source(SourcePtr source, Ref<Module> module) {
+  if (!module) module = main_module();
+  auto ast = parse_or_raise(*this, source, false);
+  auto code = compile_module(*this, *ast, module.get(), false);
+  return run_module_code(*this, code, module.get());
+}
+
+Value Interp::run_interactive(SourcePtr source, Ref<Module> module) {
+  if (!module) module = main_module();
+  auto ast = parse_or_raise(*this, source, false);
+  auto code = compile_module(*this, *ast, module.get(), true);
+  return run_module_code(*this, code, module.get());
+}
+
+Value Interp::eval_expression(SourcePtr source, Ref<Module> module) {
+  if (!module) module = main_module();
+  auto ast = parse_or_raise(*this, source, true);
+  auto code = compile_module(*this, *ast, module.get(), true);
+  return run_module_code(*this, code, module.get());
+}
+
+// --------------------------------------------------- native-call helpers
+
+void check_arity(Interp& I, const char* fname, Args& a, size_t min, size_t max) {
+  size_t n = a.pos.size();
+  if (n >= min && n <= max) return;
+  if (min == max)
+    I.raise(I.exception_class("TypeError").get(),
+            fmt::format("{}() takes exactly {} argument{} ({} given)", fname, min, min == 1 ? "" : "s", n));
+  if (n < min)
+    I.raise(I.exception_class("TypeError").get(),
+            fmt::format("{}() takes at least {} argument{} ({} given)", fname, min, min == 1 ? "" : "s", n));
+  I.raise(I.exception_class("TypeError").get(),
+          fmt::format("{}() takes at most {} argument{} ({} given)", fname, max, max == 1 ? "" : "s", n));
+}
+
+void no_kwargs(Interp& I, const char* fname, Args& a) {
+  if (!a.kw.empty()) I.raise(I.exception_class("TypeError").get(), fmt::format("{}() takes no keyword arguments", fname));
+}
+
+Value kwarg(Args& a, std::string_view name) {
+  for (auto& [k, v] : a.kw)
+    if (k->s == name) return v;
+  return Value::undef();
+}
+
+}  // namespace msl

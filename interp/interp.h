@@ -1,0 +1,249 @@
+// The host interpreter: one Interp is one independent MSL world (modules,
+// builtins, interned names). It executes the AST after compiling it into a
+// tree of executable nodes (interp/nodes.h) in which every variable has been
+// resolved to a frame slot, a closure cell or a global slot, so no name is
+// looked up in a dictionary at run time except attributes.
+//
+// Errors are MSL exceptions carried through C++ by `MslError` (a thrown
+// ExceptionObj). Nodes that can fail record their source span on the
+// exception as it passes, so a traceback shows every user frame with the
+// exact failing expression.
+//
+// The Interp never prints and never exits the process: output and errors go
+// through the sinks in Interp::Options.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/object.h"
+#include "lang/ast.h"
+#include "lang/diagnostics.h"
+
+namespace msl {
+
+// What C++ code throws to raise an MSL exception. `exc` is an ExceptionObj.
+struct MslError {
+  Value exc;
+  ExceptionObj* obj() const { return exc.as<ExceptionObj>(); }
+};
+
+// Thrown by sys.exit(): unwinds to the driver, which exits with `code`.
+struct MslExit {
+  int code;
+};
+
+class Interp {
+ public:
+  struct Options {
+    // Where print() and sys.stdout.write go. Default: discard.
+    std::function<void(std::string_view)> write_stdout;
+    std::function<void(std::string_view)> write_stderr;
+    // Maximum depth of nested MSL calls before RecursionError (sys.setrecursionlimit).
+    int recursion_limit = 1000;
+    // When > 0, a RuntimeError is raised after this many loop iterations and
+    // calls (the fuzzer's step limit).
+    int64_t step_limit = 0;
+    // Largest list/tuple/string (elements or bytes) built by repetition or
+    // materialisation before MemoryError; the fuzzer lowers it.
+    size_t max_sequence = size_t{1} << 28;
+    std::vector<std::string> argv;         // sys.argv
+    std::vector<std::string> module_path;  // MSL_PATH entries
+    std::string stdlib_dir;                // standard library root
+  };
+
+  explicit Interp(Options opts);
+  ~Interp();
+  Interp(const Interp&) = delete;
+  Interp& operator=(const Interp&) = delete;
+
+  Options& options() { return opts_; }
+
+  // ---------------------------------------------------------------- running
+  // Parses and runs `source` as the body of `module` (created as __main__ when
+  // null). Syntax errors raise SyntaxError/IndentationError.
+  Value run_source(SourcePtr source, Ref<Module> module = nullptr);
+  // REPL/embedding: like run_source, but when the last statement is an
+  // expression its value is returned (None otherwise).
+  Value run_interactive(SourcePtr source, Ref<Module> module);
+  // Evaluates a single expression in `module`'s globals.
+  Value eval_expression(SourcePtr source, Ref<Module> module);
+  Ref<Module> main_module();
+
+  // Interrupt from another thread (Ctrl-C, embedding API): the running code
+  // raises KeyboardInterrupt at its next loop iteration or call.
+  void request_interrupt() { interrupt_.store(true, std::memory_order_relaxed); pending_.store(true); }
+
+  // --------------------------------------------------------------- strings
+  Str* intern(std::string_view s);  // owned by the Interp; valid for its lifetime
+  Value str(std::string s) { return Value::object(new Str(std::move(s))); }
+
+  // ---------------------------------------------------------------- errors
+  [[noreturn]] void raise(Class* cls, std::string message);
+  [[noreturn]] void raise_value(Value exc);  // an exception instance or class
+  Ref<Class> exception_class(std::string_view name);  // builtin exception by name
+  // Creates an exception instance of `cls` with args (message,).
+  Value new_exception(Class* cls, std::string message);
+  // The text of an uncaught exception: traceback frames, source excerpts, `Type: message`.
+  std::string format_exception(const Value& exc);
+  // The `Type: message` line alone.
+  std::string exception_summary(const Value& exc);
+
+  // ------------------------------------------------------ generic protocols
+  Class* cls_of(const Value& v);
+  std::string type_name(const Value& v);
+  bool isinstance(const Value& v, Class* cls) { return cls_of(v)->is_subclass_of(cls); }
+  bool truthy(const Value& v);
+  std::string repr(const Value& v);
+  std::string to_str(const Value& v);
+  size_t hash(const Value& v);
+  bool eq(const Value& a, const Value& b);
+  Value binary(ast::BinOp op, const Value& a, const Value& b);
+  // In-place variant (`+=`): tries __iadd__ and list extension first.
+  Value inplace(ast::BinOp op, const Value& a, const Value& b);
+  Value unary(ast::UnaryOp op, const Value& v);
+  Value compare(ast::CmpOp op, const Value& a, const Value& b);
+  bool less(const Value& a, const Value& b);  // `a < b` as a bool (sorting, min/max)
+  bool contains(const Value& container, const Value& item);
+
+  Value getattr(const Value& obj, Str* name);
+  // Returns Undef instead of raising AttributeError.
+  Value getattr_or_undef(const Value& obj, Str* name);
+  void setattr(const Value& obj, Str* name, Value v);
+  void delattr(const Value& obj, Str* name);
+  Value getitem(const Value& obj, const Value& key);
+  void setitem(const Value& obj, const Value& key, Value v);
+  void delitem(const Value& obj, const Value& key);
+  int64_t len(const Value& v);
+
+  Value call(const Value& f, std::span<Value> args, std::span<std::pair<Ref<Str>, Value>> kw = {});
+  Value call0(const Value& f) { return call(f, {}); }
+  Value call1(const Value& f, Value a);
+  Value call2(const Value& f, Value a, Value b);
+  // Calls obj.name(args...) (method lookup without a bound-method object).
+  Value call_method(const Value& obj, Str* name, std::span<Value> args);
+
+  // Iteration: returns an iterator object; next() gives false at the end.
+  Value iter(const Value& v);
+  bool next(const Value& it, Value& out);
+  // Materializes any iterable.
+  std::vector<Value> to_vector(const Value& iterable);
+
+  // Integer / float coercions with Python's error messages.
+  int64_t to_int_index(const Value& v, const char* what);  // ints and bools (and __index__)
+  double to_float(const Value& v, const char* what);
+
+  // -------------------------------------------------------------- modules
+  Ref<Module> import_module(const std::string& dotted, const SourceFile* importer);
+  Ref<Module> new_module(std::string_view name, std::string file);
+  void register_native_module(std::string name, std::function<void(Interp&, Module&)> init);
+  Ref<Module> builtins_module() { return builtins_; }
+  // Adds a native function to a module (or the builtins when mod is null).
+  void def_native(Module* mod, std::string_view name, NativeFn fn, Ref<Object> data = nullptr);
+  // Adds a native method to a class.
+  void def_method(Class* cls, std::string_view name, NativeFn fn);
+  Ref<Class> new_class(std::string_view name, Class* base, std::string module_name, bool builtin);
+
+  // ----------------------------------------------------------- builtin types
+  Ref<Class> cls_object, cls_type, cls_none, cls_bool, cls_int, cls_float, cls_str, cls_list,
+      cls_tuple, cls_dict, cls_set, cls_frozenset, cls_range, cls_slice, cls_function,
+      cls_builtin_function, cls_method, cls_module, cls_cell, cls_iterator, cls_property,
+      cls_staticmethod, cls_classmethod, cls_super, cls_ellipsis, cls_not_implemented;
+  Ref<Class> exc_base, exc_exception;  // BaseException, Exception
+  Value ellipsis, not_implemented;
+
+  // Interned names used by the runtime (dunder methods and common attributes).
+  struct Names;
+  const Names& names() const { return *names_; }
+
+  // ----------------------------------------------- internals used by nodes
+  struct CallDepthGuard {
+    explicit CallDepthGuard(Interp& I);
+    ~CallDepthGuard() { --I_.depth_; }
+    Interp& I_;
+  };
+  // Called at loop back-edges and function entry: interrupts, step limit.
+  void poll() {
+    if (pending_.load(std::memory_order_relaxed)) handle_pending();
+  }
+  void count_step() {
+    if (opts_.step_limit > 0 && ++steps_ > opts_.step_limit) step_limit_exceeded();
+  }
+  // Throws RecursionError when the C++ stack is nearly exhausted (deeply
+  // nested data in repr/eq, runaway recursion through native code).
+  void check_stack() {
+    char here;
+    if (&here < stack_limit_) stack_exhausted();
+  }
+  // Marks the start of a run on the current thread (computes the stack limit).
+  void enter_thread();
+
+  // The value stack holding function frames' local slots.
+  Value* alloc_slots(size_t n);
+  void free_slots(Value* base, size_t n);
+
+  // Currently handled exception (for bare `raise` and implicit context).
+  std::vector<Value>& handled_exceptions() { return handled_; }
+
+  void write_out(std::string_view s) { if (opts_.write_stdout) opts_.write_stdout(s); }
+  void write_err(std::string_view s) { if (opts_.write_stderr) opts_.write_stderr(s); }
+
+ private:
+  void handle_pending();
+  [[noreturn]] void step_limit_exceeded();
+  [[noreturn]] void stack_exhausted();
+  void init_builtin_types();
+  void init_exceptions();
+
+  Options opts_;
+  std::unordered_map<std::string_view, Str*> interned_;
+  std::vector<Ref<Str>> interned_owner_;
+  std::unique_ptr<Names> names_;
+  Ref<Module> builtins_;
+  Ref<Module> main_;
+  std::unordered_map<std::string, Ref<Module>> modules_;
+  std::unordered_map<std::string, std::function<void(Interp&, Module&)>> native_modules_;
+  std::unordered_map<std::string, Ref<Class>> exceptions_;
+  std::vector<Value> handled_;
+  std::atomic<bool> pending_{false};
+  std::atomic<bool> interrupt_{false};
+  int depth_ = 0;
+  int64_t steps_ = 0;
+  char* stack_limit_ = nullptr;
+  Value* stack_base_ = nullptr;
+  Value* stack_top_ = nullptr;
+  Value* stack_end_ = nullptr;
+  friend struct ModuleLoader;
+};
+
+// Interned dunder and common names, created once per Interp.
+struct Interp::Names {
+  explicit Names(Interp& I);
+#define MSL_NAMES(X)                                                                                   \
+  X(__init__) X(__call__) X(__getitem__) X(__setitem__) X(__delitem__) X(__len__) X(__repr__)          \
+  X(__str__) X(__iter__) X(__next__) X(__contains__) X(__eq__) X(__ne__) X(__lt__) X(__le__) X(__gt__) \
+  X(__ge__) X(__hash__) X(__bool__) X(__add__) X(__radd__) X(__iadd__) X(__sub__) X(__rsub__)          \
+  X(__isub__) X(__mul__) X(__rmul__) X(__imul__) X(__matmul__) X(__rmatmul__) X(__imatmul__)            \
+  X(__truediv__) X(__rtruediv__) X(__itruediv__) X(__floordiv__) X(__rfloordiv__) X(__ifloordiv__)    \
+  X(__mod__) X(__rmod__) X(__imod__) X(__pow__) X(__rpow__) X(__ipow__) X(__lshift__) X(__rlshift__)   \
+  X(__ilshift__) X(__rshift__) X(__rrshift__) X(__irshift__) X(__and__) X(__rand__) X(__iand__)         \
+  X(__or__) X(__ror__) X(__ior__) X(__xor__) X(__rxor__) X(__ixor__) X(__neg__) X(__pos__)              \
+  X(__invert__) X(__abs__) X(__getattr__) X(__setattr__) X(__name__) X(__class__) X(__dict__)          \
+  X(__doc__) X(__module__) X(__qualname__) X(__file__) X(__index__) X(__int__) X(__float__)             \
+  X(__enter__) X(__new__) X(__format__) X(__bases__) X(__base__) X(args) X(self)
+#define MSL_DECLARE_NAME(n) Str* n;
+  MSL_NAMES(MSL_DECLARE_NAME)
+#undef MSL_DECLARE_NAME
+};
+
+// Helpers for native functions: argument checking with Python's messages.
+void check_arity(Interp& I, const char* fname, Args& a, size_t min, size_t max);
+void no_kwargs(Interp& I, const char* fname, Args& a);
+// The keyword argument `name` if given (and removes nothing); Undef otherwise.
+Value kwarg(Args& a, std::string_view name);
+
+}  // namespace msl

@@ -1,0 +1,249 @@
+// The `msl` command: REPL, `msl run FILE [ARGS]`, `msl -c CODE`, and the
+// `--emit` stages. Exit status: 0 success, 1 uncaught MSL error, 2 usage.
+//
+// The interpreter runs on a thread with a large stack so that deep (but
+// legal) recursion is limited by the recursion limit, not by the C stack;
+// the interpreter's own stack checks turn anything deeper into RecursionError.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "interp/interp.h"
+#include "interp/repl.h"
+#include "lang/parser.h"
+
+namespace {
+
+struct CommandLine {
+  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file;
+  bool has_code = false, run = false, profile = false;
+  long seed = -1, threads = 0;
+  std::vector<std::string> script_args;
+};
+
+const char* kUsage =
+    "usage: msl [options]                  start the interactive REPL\n"
+    "       msl [options] run FILE [ARGS...]  run a script\n"
+    "       msl [options] -c CODE           run a snippet\n"
+    "options:\n"
+    "  --mode graph|pynative   execution mode (default graph)\n"
+    "  --device cpu|gpu        target device (default cpu)\n"
+    "  --seed N                global random seed\n"
+    "  --threads N             worker threads for kernels\n"
+    "  --save-graphs DIR       write IR of every compiled graph to DIR\n"
+    "  --profile               print a per-op profile at exit\n"
+    "  --dump DIR              write every op's output to DIR\n"
+    "  --emit tokens|ast       print a front-end stage of FILE instead of running it\n"
+    "  -h, --help              show this help\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "msl: error: %s\n%s", msg.c_str(), kUsage);
+  std::exit(2);
+}
+
+long parse_number(const std::string& opt, const std::string& v) {
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end) usage_error("option " + opt + " expects an integer, got '" + v + "'");
+  return n;
+}
+
+CommandLine parse_args(int argc, char** argv) {
+  CommandLine cl;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const std::string& opt) -> std::string {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
+      return argv[++i];
+    };
+    auto is = [&](const char* opt) { return a == opt || a.rfind(std::string(opt) + "=", 0) == 0; };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (is("--mode")) {
+      cl.mode = value("--mode");
+      if (cl.mode != "graph" && cl.mode != "pynative") usage_error("--mode must be 'graph' or 'pynative', not '" + cl.mode + "'");
+    } else if (is("--device")) {
+      cl.device = value("--device");
+      if (cl.device != "cpu" && cl.device != "gpu") usage_error("--device must be 'cpu' or 'gpu', not '" + cl.device + "'");
+    } else if (is("--seed")) {
+      cl.seed = parse_number("--seed", value("--seed"));
+    } else if (is("--threads")) {
+      cl.threads = parse_number("--threads", value("--threads"));
+    } else if (is("--save-graphs")) {
+      cl.save_graphs = value("--save-graphs");
+    } else if (is("--dump")) {
+      cl.dump = value("--dump");
+    } else if (a == "--profile") {
+      cl.profile = true;
+    } else if (is("--emit")) {
+      cl.emit = value("--emit");
+      if (cl.emit != "tokens" && cl.emit != "ast")
+        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast)");
+    } else if (a == "-c") {
+      if (i + 1 >= argc) usage_error("-c needs an argument");
+      cl.code = argv[++i];
+      cl.has_code = true;
+      for (++i; i < argc; ++i) cl.script_args.push_back(argv[i]);
+    } else if (a == "run") {
+      if (i + 1 >= argc) usage_error("run needs a FILE");
+      ++i;
+      // Options may also follow `run`, before the file name.
+      while (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
+        int before = i;
+        std::string opt = argv[i];
+        (void)before;
+        CommandLine sub = parse_args(2, std::array<char*, 2>{argv[0], argv[i]}.data());
+        if (opt.find('=') == std::string::npos && opt != "--profile") {
+          if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
+          char* pair[3] = {argv[0], argv[i], argv[i + 1]};
+          sub = parse_args(3, pair);
+          ++i;
+        }
+        if (opt.rfind("--mode", 0) == 0) cl.mode = sub.mode;
+        if (opt.rfind("--device", 0) == 0) cl.device = sub.device;
+        if (opt.rfind("--seed", 0) == 0) cl.seed = sub.seed;
+        if (opt.rfind("--threads", 0) == 0) cl.threads = sub.threads;
+        if (opt.rfind("--save-graphs", 0) == 0) cl.save_graphs = sub.save_graphs;
+        if (opt.rfind("--dump", 0) == 0) cl.dump = sub.dump;
+        if (opt.rfind("--emit", 0) == 0) cl.emit = sub.emit;
+        if (opt == "--profile") cl.profile = true;
+        ++i;
+      }
+      if (i >= argc) usage_error("run needs a FILE");
+      cl.file = argv[i];
+      cl.run = true;
+      for (++i; i < argc; ++i) cl.script_args.push_back(argv[i]);
+    } else if (!a.empty() && a[0] == '-') {
+      usage_error("unknown option '" + a + "'");
+    } else {
+      usage_error("unknown command '" + a + "' (did you mean 'msl run " + a + "'?)");
+    }
+  }
+  return cl;
+}
+
+std::vector<std::string> split_path(const char* env) {
+  std::vector<std::string> out;
+  if (!env) return out;
+  std::string s = env;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+struct Job {
+  CommandLine cl;
+  int status = 0;
+};
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+int run_job(const CommandLine& cl) {
+  msl::Interp::Options opts;
+  opts.write_stdout = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  opts.write_stderr = [](std::string_view s) {
+    std::fflush(stdout);
+    std::fwrite(s.data(), 1, s.size(), stderr);
+  };
+  opts.module_path = split_path(std::getenv("MSL_PATH"));
+  const char* stdlib = std::getenv("MSL_STDLIB");
+  opts.stdlib_dir = stdlib ? stdlib : MSL_STDLIB_DIR;
+
+  if (!cl.has_code && !cl.run) {
+    if (!cl.emit.empty()) usage_error("--emit needs a FILE (msl --emit " + cl.emit + " run FILE)");
+    msl::Interp interp(opts);
+    return msl::run_repl(interp);
+  }
+
+  std::string name = cl.run ? cl.file : "<string>";
+  std::string text;
+  if (cl.run) {
+    if (!read_file(cl.file, text)) {
+      std::fprintf(stderr, "msl: error: cannot open file '%s': %s\n", cl.file.c_str(), std::strerror(errno));
+      return 2;
+    }
+  } else {
+    text = cl.code;
+  }
+  auto source = std::make_shared<msl::SourceFile>(name, std::move(text));
+
+  if (!cl.emit.empty()) {
+    std::vector<msl::Diagnostic> errors;
+    std::string out;
+    if (cl.emit == "tokens") {
+      out = msl::dump_tokens(source, errors);
+    } else {
+      msl::ParseResult r = msl::parse_module(source);
+      errors = std::move(r.errors);
+      if (r.module) out = msl::ast::dump(*r.module);
+    }
+    for (auto& d : errors) std::fputs(msl::format_diagnostic(d).c_str(), stderr);
+    std::fputs(out.c_str(), stdout);
+    return errors.empty() ? 0 : 1;
+  }
+
+  opts.argv.push_back(cl.run ? cl.file : "-c");
+  for (auto& a : cl.script_args) opts.argv.push_back(a);
+  msl::Interp interp(opts);
+  try {
+    interp.run_source(source);
+  } catch (msl::MslError& e) {
+    std::fflush(stdout);
+    std::string text = interp.format_exception(e.exc);
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return 1;
+  } catch (msl::MslExit& e) {
+    return e.code;
+  } catch (std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fputs("MemoryError: out of memory\n", stderr);
+    return 1;
+  }
+  return 0;
+}
+
+void* thread_main(void* arg) {
+  Job* job = static_cast<Job*>(arg);
+  job->status = run_job(job->cl);
+  std::fflush(stdout);
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Job job;
+  job.cl = parse_args(argc, argv);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t{512} << 20);
+  pthread_t t;
+  if (pthread_create(&t, &attr, thread_main, &job) != 0) {
+    thread_main(&job);  // fall back to the main thread's stack
+  } else {
+    pthread_join(t, nullptr);
+  }
+  pthread_attr_destroy(&attr);
+  std::fflush(stdout);
+  return job.status;
+}

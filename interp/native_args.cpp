@@ -1,0 +1,163 @@
+// Argument binding and error helpers for the builtin library; see
+// native_args.h for the two CPython message families they reproduce.
+#include "interp/native_args.h"
+
+#include <fmt/format.h>
+
+namespace msl {
+
+void raise_exc(Interp& I, std::string_view cls, std::string message) {
+  I.raise(I.exception_class(cls).get(), std::move(message));
+}
+
+void raise_type_error(Interp& I, std::string message) { raise_exc(I, "TypeError", std::move(message)); }
+
+void raise_value_error(Interp& I, std::string message) { raise_exc(I, "ValueError", std::move(message)); }
+
+void raise_memory_error(Interp& I) { raise_exc(I, "MemoryError", ""); }
+
+void raise_key_error(Interp& I, const Value& key) {
+  Ref<Class> cls = I.exception_class("KeyError");
+  I.raise_value(I.call1(cls.value(), key));
+}
+
+void check_result_size(Interp& I, uint64_t n, size_t limit) {
+  if (n > limit) raise_memory_error(I);
+}
+
+Args method_args(Args& a) { return Args{a.pos.subspan(1), a.kw}; }
+
+static const char* plural(size_t n) { return n == 1 ? "" : "s"; }
+
+void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out) {
+  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}() takes no keyword arguments", fname));
+  size_t n = a.pos.size();
+  if (n < min || n > max) {
+    if (min == max) {
+      if (min == 1 && n != 1)
+        raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", fname, n));
+      raise_type_error(I, fmt::format("{} expected {} argument{}, got {}", fname, min, plural(min), n));
+    }
+    if (n < min)
+      raise_type_error(I, fmt::format("{} expected at least {} argument{}, got {}", fname, min, plural(min), n));
+    raise_type_error(I, fmt::format("{} expected at most {} argument{}, got {}", fname, max, plural(max), n));
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = a.pos[i];
+  for (size_t i = n; i < max; ++i) out[i] = Value::undef();
+}
+
+void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names, size_t required,
+               Value* out, size_t npos) {
+  size_t nparams = names.size();
+  if (npos > nparams) npos = nparams;
+  for (size_t i = 0; i < nparams; ++i) out[i] = Value::undef();
+  size_t n = a.pos.size();
+  if (n > npos) {
+    size_t total = n + a.kw.size();
+    if (npos == 0)
+      raise_type_error(I, fmt::format("{}() takes no positional arguments", fname));
+    raise_type_error(I, fmt::format("{}() takes at most {} argument{} ({} given)", fname, npos, plural(npos), total));
+  }
+  if (n + a.kw.size() > nparams)
+    raise_type_error(I, fmt::format("{}() takes at most {} {}argument{} ({} given)", fname, nparams,
+                                    n == 0 ? "keyword " : "", plural(nparams), n + a.kw.size()));
+  for (size_t i = 0; i < n; ++i) out[i] = a.pos[i];
+  for (auto& [key, value] : a.kw) {
+    size_t idx = 0;
+    for (const char* name : names) {
+      if (key->s == name) break;
+      ++idx;
+    }
+    if (idx == nparams)
+      raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for {}()", key->s, fname));
+    if (idx < n)
+      raise_type_error(
+          I, fmt::format("argument for {}() given by name ('{}') and position ({})", fname, key->s, idx + 1));
+    out[idx] = value;
+  }
+  size_t idx = 0;
+  for (const char* name : names) {
+    if (idx >= required) break;
+    if (out[idx].is_undef())
+      raise_type_error(I, fmt::format("{}() missing required argument '{}' (pos {})", fname, name, idx + 1));
+    ++idx;
+  }
+}
+
+namespace {
+[[noreturn]] void bad_self(Interp& I, Args& a, const char* method, const char* type_name) {
+  if (a.pos.empty())
+    raise_type_error(I, fmt::format("unbound method {}.{}() needs an argument", type_name, method));
+  raise_type_error(I, fmt::format("descriptor '{}' for '{}' objects doesn't apply to a '{}' object", method,
+                                  type_name, I.type_name(a.pos[0])));
+}
+}  // namespace
+
+Str* self_str(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::Str)) bad_self(I, a, method, "str");
+  return a.pos[0].as<Str>();
+}
+
+List* self_list(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::List)) bad_self(I, a, method, "list");
+  return a.pos[0].as<List>();
+}
+
+Tuple* self_tuple(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::Tuple)) bad_self(I, a, method, "tuple");
+  return a.pos[0].as<Tuple>();
+}
+
+Dict* self_dict(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::Dict)) bad_self(I, a, method, "dict");
+  return a.pos[0].as<Dict>();
+}
+
+Set* self_set(Interp& I, Args& a, const char* method, const char* type_name) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::Set)) bad_self(I, a, method, type_name);
+  return a.pos[0].as<Set>();
+}
+
+Str* arg_str(Interp& I, const Value& v, std::string_view what) {
+  if (!v.is(Kind::Str)) raise_type_error(I, fmt::format("{} must be str, not {}", what, I.type_name(v)));
+  return v.as<Str>();
+}
+
+int64_t arg_index(Interp& I, const Value& v) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_bool()) return v.as_bool() ? 1 : 0;
+  if (v.is_obj() && (v.is(Kind::Instance) || v.is(Kind::NativeData))) {
+    if (I.cls_of(v)->lookup(I.names().__index__)) {
+      Value r = I.call_method(v, I.names().__index__, {});
+      if (r.is_int()) return r.as_int();
+      if (r.is_bool()) return r.as_bool() ? 1 : 0;
+      raise_type_error(I, fmt::format("__index__ returned non-int (type {})", I.type_name(r)));
+    }
+  }
+  raise_type_error(I, fmt::format("'{}' object cannot be interpreted as an integer", I.type_name(v)));
+}
+
+double arg_float(Interp& I, const Value& v) {
+  if (v.is_float()) return v.as_float();
+  if (v.is_int()) return static_cast<double>(v.as_int());
+  if (v.is_bool()) return v.as_bool() ? 1.0 : 0.0;
+  if (v.is_obj() && (v.is(Kind::Instance) || v.is(Kind::NativeData))) {
+    Class* cls = I.cls_of(v);
+    if (cls->lookup(I.names().__float__)) {
+      Value r = I.call_method(v, I.names().__float__, {});
+      if (r.is_float()) return r.as_float();
+      raise_type_error(I, fmt::format("{}.__float__ returned non-float (type {})", cls->name->s, I.type_name(r)));
+    }
+    if (cls->lookup(I.names().__index__)) return static_cast<double>(arg_index(I, v));
+  }
+  raise_type_error(I, fmt::format("must be real number, not {}", I.type_name(v)));
+}
+
+Value new_list(std::vector<Value> items) { return Value::object(new List(std::move(items))); }
+Value new_tuple(std::vector<Value> items) { return Value::object(new Tuple(std::move(items))); }
+
+bool exception_matches(Interp& I, const MslError& e, std::string_view cls) {
+  return I.isinstance(e.exc, I.exception_class(cls).get());
+}
+
+}  // namespace msl

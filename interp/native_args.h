@@ -1,0 +1,95 @@
+// Argument binding and error helpers shared by the natives of the builtin
+// library (builtins, str/list/dict methods, files, std modules).
+//
+// CPython's builtins come in two families whose messages differ, and MSL
+// copies whichever the function has in CPython 3.11:
+//  - positional-only functions ("divmod expected 2 arguments, got 1"), bound
+//    with `bind_positional`;
+//  - functions that take keywords ("split() takes at most 2 arguments (3
+//    given)", "'foo' is an invalid keyword argument for split()"), bound with
+//    `bind_args`.
+// Both fill a caller-provided array with the arguments in parameter order;
+// absent optional parameters stay Undef, so `or_default` supplies defaults.
+//
+// Methods receive their receiver as args.pos[0]; `method_args` strips it so
+// the binders see only the user's arguments, as CPython's messages do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "interp/interp.h"
+#include "interp/object.h"
+
+namespace msl {
+
+// Results larger than this (bytes of a string, items of a list) raise
+// MemoryError instead of being attempted: `"a".center(10**12)` must fail
+// cleanly, not abort in the allocator. 2^31 bytes is far beyond any text an
+// MSL program handles and well inside what a test machine can reserve.
+constexpr size_t kMaxResultBytes = size_t(1) << 31;
+constexpr size_t kMaxResultItems = size_t(1) << 27;
+
+[[noreturn]] void raise_exc(Interp& I, std::string_view cls, std::string message);
+[[noreturn]] void raise_type_error(Interp& I, std::string message);
+[[noreturn]] void raise_value_error(Interp& I, std::string message);
+[[noreturn]] void raise_memory_error(Interp& I);
+// KeyError(key): the key itself is the argument, so str(e) is repr(key).
+[[noreturn]] void raise_key_error(Interp& I, const Value& key);
+// Raises MemoryError when a result of `n` units (bytes or items) exceeds `limit`.
+void check_result_size(Interp& I, uint64_t n, size_t limit = kMaxResultBytes);
+
+// The arguments after the receiver.
+Args method_args(Args& a);
+
+// Binds the positional-only parameters of `fname`: between `min` and `max`
+// positional arguments, no keywords. Writes them to out[0..count).
+void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out);
+
+// Binds positional-or-keyword parameters `names` (the first `required` of
+// them mandatory) from `a` into out[0..names.size()). Parameters listed after
+// `npos` in `names` are keyword-only.
+void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names,
+               size_t required, Value* out, size_t npos = SIZE_MAX);
+
+inline const Value& or_default(const Value& v, const Value& dflt) { return v.is_undef() ? dflt : v; }
+inline bool given(const Value& v) { return !v.is_undef(); }
+inline bool given_not_none(const Value& v) { return !v.is_undef() && !v.is_none(); }
+
+// The receiver of a method of a builtin class, checked as CPython's
+// descriptors do ("descriptor 'upper' for 'str' objects doesn't apply to a
+// 'int' object").
+Str* self_str(Interp& I, Args& a, const char* method);
+List* self_list(Interp& I, Args& a, const char* method);
+Tuple* self_tuple(Interp& I, Args& a, const char* method);
+Dict* self_dict(Interp& I, Args& a, const char* method);
+Set* self_set(Interp& I, Args& a, const char* method, const char* type_name = "set");
+
+// An argument that must be a str (TypeError "<what> must be str, not int").
+Str* arg_str(Interp& I, const Value& v, std::string_view what);
+// An int-like argument (int, bool, __index__), with CPython's
+// "'float' object cannot be interpreted as an integer".
+int64_t arg_index(Interp& I, const Value& v);
+// A real-number argument (int, bool, float, __float__) as double,
+// TypeError "must be real number, not str".
+double arg_float(Interp& I, const Value& v);
+
+// A new str Value.
+inline Value str_value(std::string s) { return Value::object(new Str(std::move(s))); }
+Value new_list(std::vector<Value> items);
+Value new_tuple(std::vector<Value> items);
+
+// Calls poll() and count_step(): native loops over user-sized iterables stay
+// interruptible (Ctrl-C) and bounded under the fuzzer's step limit.
+inline void tick(Interp& I) {
+  I.poll();
+  I.count_step();
+}
+
+// True when `e` is an instance of the builtin exception class `cls`.
+bool exception_matches(Interp& I, const MslError& e, std::string_view cls);
+
+}  // namespace msl

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages MSL needs to build and test, only if missing.
+# Used by scripts/setup.sh and scripts/test.sh; safe to run repeatedly.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ ccache pkg-config antlr4 libantlr4-runtime-dev libedit-dev
+          libfmt-dev doctest-dev python3)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing missing packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,21 @@
+# Script tests: tests/lang/<feature>/<case>.msl, each checked by
+# msl_script_runner against its own `# expect:` annotations (see the header of
+# script_runner.cpp for the annotation syntax). One CTest test per script,
+# named lang/<feature>/<case> and labelled `script`:
+#   ctest -L script -j8 --output-on-failure
+# Helper modules imported by the tests live one folder deeper
+# (lang/imports/helpers/, lang/imports/pkg/...) and are not tests themselves.
+add_executable(msl_script_runner ${CMAKE_CURRENT_LIST_DIR}/script_runner.cpp)
+target_compile_options(msl_script_runner PRIVATE ${MSL_WARNINGS})
+
+file(GLOB MSL_SCRIPT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/lang/*/*.msl)
+foreach(test_file IN LISTS MSL_SCRIPT_TESTS)
+  get_filename_component(test_case ${test_file} NAME_WLE)
+  get_filename_component(test_dir ${test_file} DIRECTORY)
+  get_filename_component(test_feature ${test_dir} NAME)
+  set(test_name lang/${test_feature}/${test_case})
+  add_test(NAME ${test_name}
+           COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+  # The runner kills a script after 20 s itself; this is the backstop.
+  set_tests_properties(${test_name} PROPERTIES LABELS script TIMEOUT 60)
+endforeach()
