@@ -24,7 +24,8 @@ void init_file_object(Interp& I);   // the class of open()'s file objects
 // Registers math, time, os, os.path, sys and random as native modules.
 void register_std_modules(Interp& I);
 
-// open(path, mode='r', encoding=None): defined with the file type.
+// open(file, mode='r', buffering=-1, encoding=None, errors=None, newline=None):
+// defined with the file type, which it receives as `data`.
 Value builtin_open(Interp& I, Args& a, Object* data);
 
 // Sorts `items` in place as list.sort does: stable, by `key` (None for

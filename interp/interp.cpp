@@ -277,6 +277,19 @@ std::string Interp::exception_summary(const Value& exc) {
   return msg.empty() ? name : name + ": " + msg;
 }
 
+// The source excerpt of a traceback frame, dedented as Python shows it.
+static std::string frame_excerpt(const SourceFile& src, const Span& span) {
+  std::string text = render_source_excerpt(src, span, 4);
+  size_t nl = text.find('\n');
+  if (nl == std::string::npos || nl + 1 >= text.size()) return text;
+  std::string code = text.substr(0, nl), carets = text.substr(nl + 1);
+  size_t lead = code.find_first_not_of(' ');
+  size_t caret_lead = carets.find_first_not_of(' ');
+  if (lead == std::string::npos || caret_lead == std::string::npos) return text;
+  size_t drop = std::min(lead, caret_lead) > 4 ? std::min(lead, caret_lead) - 4 : 0;
+  return code.substr(drop) + "\n" + carets.substr(drop);
+}
+
 std::string Interp::format_exception(const Value& exc) {
   if (!exc.is(Kind::Exception)) return exception_summary(exc) + "\n";
   ExceptionObj* x = exc.as<ExceptionObj>();
@@ -308,13 +321,13 @@ std::string Interp::format_exception(const Value& exc) {
       }
       std::string file = t.source ? t.source->name() : "<unknown>";
       out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
-      if (t.source) out += render_source_excerpt(*t.source, t.span, 4);
+      if (t.source) out += frame_excerpt(*t.source, t.span);
       if (repeat > 2) {
         out += fmt::format("  [Previous line repeated {} more times]\n", repeat);
       } else {
         for (size_t r = 0; r < repeat; ++r) {
           out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
-          if (t.source) out += render_source_excerpt(*t.source, t.span, 4);
+          if (t.source) out += frame_excerpt(*t.source, t.span);
         }
       }
     }

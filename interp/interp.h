@@ -186,6 +186,11 @@ class Interp {
   Value* alloc_slots(size_t n);
   void free_slots(Value* base, size_t n);
 
+  // Counts mutations of class dictionaries after creation (Class::traits).
+  uint64_t class_epoch() const { return class_epoch_; }
+  void bump_class_epoch() { ++class_epoch_; }
+  const Class::Traits& traits(Class* c);
+
   // Currently handled exception (for bare `raise` and implicit context).
   std::vector<Value>& handled_exceptions() { return handled_; }
 
@@ -212,6 +217,7 @@ class Interp {
   std::atomic<bool> pending_{false};
   std::atomic<bool> interrupt_{false};
   int depth_ = 0;
+  uint64_t class_epoch_ = 1;
   int64_t steps_ = 0;
   char* stack_limit_ = nullptr;
   Value* stack_base_ = nullptr;
@@ -239,6 +245,8 @@ struct Interp::Names {
   MSL_NAMES(MSL_DECLARE_NAME)
 #undef MSL_DECLARE_NAME
 };
+
+inline const Class::Traits& Interp::traits(Class* c) { return c->traits(class_epoch_, names_->__setattr__); }
 
 // Helpers for native functions: argument checking with Python's messages.
 void check_arity(Interp& I, const char* fname, Args& a, size_t min, size_t max);

@@ -172,7 +172,7 @@ int run_job(const CommandLine& cl) {
   if (!cl.has_code && !cl.run) {
     if (!cl.emit.empty()) usage_error("--emit needs a FILE (msl --emit " + cl.emit + " run FILE)");
     msl::Interp interp(opts);
-    return msl::run_repl(interp);
+    return msl::run_repl(interp, cl.mode);
   }
 
   std::string name = cl.run ? cl.file : "<string>";

@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "interp/format.h"
+
 namespace msl {
 
 void raise_exc(Interp& I, std::string_view cls, std::string message) {
@@ -19,6 +24,29 @@ void raise_memory_error(Interp& I) { raise_exc(I, "MemoryError", ""); }
 void raise_key_error(Interp& I, const Value& key) {
   Ref<Class> cls = I.exception_class("KeyError");
   I.raise_value(I.call1(cls.value(), key));
+}
+
+void raise_os_error(Interp& I, int err, const std::string& filename, const std::string& filename2) {
+  const char* cls = "OSError";
+  switch (err) {
+    case ENOENT: cls = "FileNotFoundError"; break;
+    case EEXIST: cls = "FileExistsError"; break;
+    case EISDIR: cls = "IsADirectoryError"; break;
+    case ENOTDIR: cls = "NotADirectoryError"; break;
+    case EACCES:
+    case EPERM: cls = "PermissionError"; break;
+    default: break;
+  }
+  std::string strerr = std::strerror(err);
+  std::string msg = filename.empty() ? fmt::format("[Errno {}] {}", err, strerr)
+                                     : fmt::format("[Errno {}] {}: {}", err, strerr, str_repr(filename));
+  if (!filename2.empty()) msg += " -> " + str_repr(filename2);
+  Value exc = I.new_exception(I.exception_class(cls).get(), msg);
+  ExceptionObj* x = exc.as<ExceptionObj>();
+  x->attrs.set(I.intern("errno"), Value::integer(err));
+  x->attrs.set(I.intern("strerror"), str_value(strerr));
+  x->attrs.set(I.intern("filename"), filename.empty() ? Value() : str_value(filename));
+  I.raise_value(exc);
 }
 
 void check_result_size(Interp& I, uint64_t n, size_t limit) {

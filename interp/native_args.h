@@ -39,6 +39,12 @@ constexpr size_t kMaxResultItems = size_t(1) << 27;
 [[noreturn]] void raise_memory_error(Interp& I);
 // KeyError(key): the key itself is the argument, so str(e) is repr(key).
 [[noreturn]] void raise_key_error(Interp& I, const Value& key);
+// OSError for a failed system call on `filename`, as Python reports it:
+// FileNotFoundError "[Errno 2] No such file or directory: 'x'" (the subclass
+// chosen by errno), with errno, strerror and filename attributes.
+// A second filename (os.rename) is shown as "'a' -> 'b'".
+[[noreturn]] void raise_os_error(Interp& I, int err, const std::string& filename,
+                                 const std::string& filename2 = "");
 // Raises MemoryError when a result of `n` units (bytes or items) exceeds `limit`.
 void check_result_size(Interp& I, uint64_t n, size_t limit = kMaxResultBytes);
 

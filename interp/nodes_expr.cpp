@@ -14,6 +14,23 @@ void ExprNode::del(Frame& f) { f.I.raise(f.I.exception_class("SyntaxError").get(
 void ExprNode::aug(Frame& f, ast::BinOp op, ExprNode* value) {
   Value cur = eval(f);
   Value rhs = value->eval(f);
+  if (cur.is_int() && rhs.is_int()) {
+    int64_t z;
+    bool ok = false;
+    switch (op) {
+      case ast::BinOp::Add: ok = !__builtin_add_overflow(cur.as_int(), rhs.as_int(), &z); break;
+      case ast::BinOp::Sub: ok = !__builtin_sub_overflow(cur.as_int(), rhs.as_int(), &z); break;
+      case ast::BinOp::Mul: ok = !__builtin_mul_overflow(cur.as_int(), rhs.as_int(), &z); break;
+      default: break;
+    }
+    if (ok) {
+      store(f, Value::integer(z));
+      return;
+    }
+  } else if (cur.is_float() && rhs.is_float() && op == ast::BinOp::Add) {
+    store(f, Value::number(cur.as_float() + rhs.as_float()));
+    return;
+  }
   store(f, f.I.inplace(op, cur, rhs));
 }
 
@@ -410,10 +427,8 @@ struct AttributeNode final : ExprNode {
       // Instance attributes are the common case: skip the generic path when
       // the class has no property of that name.
       Instance* inst = o.as<Instance>();
-      if (Value* v = inst->attrs.find(name.get())) {
-        Value* cv = inst->cls->lookup(name.get());
-        if (!cv || !cv->is(Kind::Property)) return *v;
-      }
+      if (!f.I.traits(inst->cls.get()).has_property)
+        if (Value* v = inst->attrs.find(name.get())) return *v;
     }
     try {
       return f.I.getattr(o, name.get());
@@ -879,6 +894,7 @@ struct MakeClass final : ExprNode {
       throw;
     }
     if (class_cell >= 0) slots[class_cell].as<Cell>()->value = cls.value();
+    I.bump_class_epoch();
     return cls.value();
   }
 };

@@ -181,6 +181,19 @@ Value* Class::lookup(Str* name) {
   return nullptr;
 }
 
+const Class::Traits& Class::traits(uint64_t epoch, Str* setattr_name) {
+  if (traits_epoch_ == epoch) return traits_;
+  traits_ = Traits{};
+  for (Class* c = this; c; c = c->base.get()) {
+    for (auto& [name, v] : c->dict.entries()) {
+      if (v.is(Kind::Property)) traits_.has_property = true;
+      if (name.get() == setattr_name && !v.is(Kind::Native)) traits_.custom_setattr = true;
+    }
+  }
+  traits_epoch_ = epoch;
+  return traits_;
+}
+
 GlobalSlot* Module::slot(Str* name) {
   auto it = globals.find(name);
   if (it != globals.end()) return it->second.get();

@@ -214,6 +214,17 @@ struct Class : Object {
 
   // Looks `name` up in this class and its bases. Null when absent.
   Value* lookup(Str* name);
+
+  // Facts about the class and its bases that let attribute access skip the
+  // generic descriptor protocol. Recomputed when any class was mutated
+  // since (`epoch` is the Interp's class-mutation counter).
+  struct Traits {
+    bool has_property = false;     // some Property in the MRO
+    bool custom_setattr = false;   // a user-defined __setattr__
+  };
+  const Traits& traits(uint64_t epoch, Str* setattr_name);
+  Traits traits_;
+  uint64_t traits_epoch_ = 0;
   bool is_subclass_of(const Class* other) const {
     for (const Class* c = this; c; c = c->base.get())
       if (c == other) return true;

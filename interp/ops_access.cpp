@@ -79,6 +79,9 @@ static Value special_attr(Interp& I, const Value& obj, Str* name) {
 }
 
 Value Interp::getattr_or_undef(const Value& obj, Str* name) {
+  if (obj.is(Kind::Instance) && !traits(obj.as<Instance>()->cls.get()).has_property) {
+    if (Value* v = obj.as<Instance>()->attrs.find(name)) return *v;
+  }
   if (obj.is(Kind::Instance) || obj.is(Kind::Exception) || obj.is(Kind::NativeData)) {
     Class* cls = cls_of(obj);
     Value* ca = cls->lookup(name);
@@ -178,6 +181,7 @@ void generic_setattr(Interp& I, const Value& obj, Str* name, Value v) {
       I.raise(I.exception_class("TypeError").get(),
               fmt::format("cannot set '{}' attribute of immutable type '{}'", name->s, c->name->s));
     c->dict.set(name, std::move(v));
+    I.bump_class_epoch();
     return;
   }
   if (obj.is(Kind::Module)) {
@@ -194,6 +198,12 @@ void generic_setattr(Interp& I, const Value& obj, Str* name, Value v) {
 
 void Interp::setattr(const Value& obj, Str* name, Value v) {
   if (obj.is(Kind::Instance)) {
+    Instance* inst = obj.as<Instance>();
+    const Class::Traits& t = traits(inst->cls.get());
+    if (!t.custom_setattr && !t.has_property) {
+      inst->attrs.set(name, std::move(v));
+      return;
+    }
     Value* sa = obj.as<Instance>()->cls->lookup(names_->__setattr__);
     if (sa && !sa->is(Kind::Native)) {
       Value args[3] = {obj, name->interned ? Value::object(name) : str(name->s), std::move(v)};
@@ -208,7 +218,10 @@ void Interp::delattr(const Value& obj, Str* name) {
   if (obj.is(Kind::Instance) || obj.is(Kind::Exception)) {
     if (obj.as<Instance>()->attrs.erase(name)) return;
   } else if (obj.is(Kind::Class) && !obj.as<Class>()->is_builtin) {
-    if (obj.as<Class>()->dict.erase(name)) return;
+    if (obj.as<Class>()->dict.erase(name)) {
+      bump_class_epoch();
+      return;
+    }
   } else if (obj.is(Kind::Module)) {
     GlobalSlot* s = obj.as<Module>()->find(name);
     if (s && !s->value.is_undef()) {
@@ -474,6 +487,28 @@ static Value construct(Interp& I, Class* cls, std::span<Value> args, std::span<s
     obj = make<Instance>(Ref<Class>(cls)).value();
   }
   Value* init = cls->lookup(I.names().__init__);
+  if (init && init->is(Kind::Function) && kw.empty()) {
+    // The common case: a plain __init__ taking exactly the given arguments.
+    Function* fn = init->as<Function>();
+    FuncCode* code = fn->code.get();
+    if (code->simple && code->nposargs == args.size() + 1) {
+      Value keep = *init;
+      Interp::CallDepthGuard depth(I);
+      Value* slots = I.alloc_slots(code->nslots);
+      struct Free {
+        Interp& I;
+        Value* s;
+        uint32_t n;
+        ~Free() { I.free_slots(s, n); }
+      } guard{I, slots, code->nslots};
+      slots[0] = obj;
+      for (size_t i = 0; i < args.size(); ++i) slots[i + 1] = args[i];
+      Value r = run_function_body(I, fn, slots);
+      if (!r.is_none())
+        I.raise(I.exception_class("TypeError").get(), fmt::format("__init__() should return None, not '{}'", I.type_name(r)));
+      return obj;
+    }
+  }
   if (init) {
     std::vector<Value> a;
     a.reserve(args.size() + 1);

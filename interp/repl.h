@@ -4,11 +4,15 @@
 // meta commands :help, :mode, :ir, :time, :quit.
 #pragma once
 
+#include <string>
+
 #include "interp/interp.h"
 
 namespace msl {
 
-// Runs the REPL on the terminal until Ctrl-D or :quit; returns the exit status.
-int run_repl(Interp& I);
+// Runs the REPL on the terminal until Ctrl-D or :quit; returns the exit status
+// (0, or the code given to sys.exit). `mode` is the --mode of the command line,
+// shown and changed by :mode.
+int run_repl(Interp& I, const std::string& mode = "graph");
 
 }  // namespace msl

@@ -31,7 +31,16 @@ eval_input: testlist NEWLINE* EOF;
 
 // -------------------------------------------------------------- statements
 
-stmt: simple_stmt | compound_stmt;
+stmt: simple_stmt | compound_stmt | leftover;
+
+// Never matched by a correct program (the lexer emits no empty lines, and an
+// INDENT only where a suite expects it): this is what error recovery leaves
+// behind, the end of a line that had an error and the block such a line
+// opened (`match x:`, a stray `else:`, a misspelt keyword). The block is
+// skipped unparsed, so its lines cannot cascade into more errors, and the
+// statements after it are parsed normally.
+leftover: NEWLINE | INDENT skipped* DEDENT;
+skipped: INDENT skipped* DEDENT | ~(INDENT | DEDENT);
 
 simple_stmt: small_stmt (';' small_stmt)* ';'? NEWLINE;
 
@@ -47,6 +56,7 @@ small_stmt
     | global_stmt
     | nonlocal_stmt
     | assert_stmt
+    | yield_stmt
     ;
 
 // Assignment chains, augmented and annotated assignment, expression statements.
@@ -73,6 +83,7 @@ raise_stmt: 'raise' (test ('from' test)?)?;
 global_stmt: 'global' NAME (',' NAME)*;
 nonlocal_stmt: 'nonlocal' NAME (',' NAME)*;
 assert_stmt: 'assert' test (',' test)?;
+yield_stmt: yield_expr;
 
 import_stmt: import_name | import_from;
 import_name: 'import' dotted_as_names;

@@ -65,10 +65,17 @@ class AstBuilder {
   // A whole eval_input (parse_expression, f-string fields): null on error.
   ast::ExprPtr eval_input(G::Eval_inputContext* ctx);
 
+  // The statements that follow parsed without any error (so their trees hold
+  // no error nodes, and the per-node scan for them can be skipped).
+  void set_trusted(bool trusted) { trusted_ = trusted; }
+
   // --- used by fstring.cpp
   [[noreturn]] void fail(const Span& span, std::string message, std::string help = {});
   [[noreturn]] void fail_silently();
   const SourcePtr& source() const { return source_; }
+  // Where the first `leftover` (see MSL.g4) was, if any: there must be a
+  // syntax error reported for it.
+  const Span& leftover() const { return leftover_; }
   int fstring_depth() const { return fstring_depth_; }
   std::vector<Diagnostic>* errors() { return errors_; }
   // Records the nesting depth of a finished node (1 + deepest child), and
@@ -137,6 +144,8 @@ class AstBuilder {
   int fstring_depth_;
   Scope scope_;
   std::unordered_map<const ast::Expr*, int> depth_;
+  Span leftover_;
+  bool trusted_ = false;
 };
 
 // Span helpers shared with fstring.cpp.

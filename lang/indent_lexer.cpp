@@ -73,7 +73,7 @@ Span token_span(const Token& t) {
   std::string text = t.getText();
   uint32_t line = s.line, col = s.col;
   for (size_t i = 0; i < text.size();) {
-    char32_t cp;
+    char32_t cp = 0;
     utf8::decode(text, i, cp);
     if (cp == '\n') {
       ++line;
@@ -126,8 +126,10 @@ void IndentLexer::set_cutoff(size_t line, size_t col) {
 
 std::unique_ptr<CommonToken> IndentLexer::make(size_t type, std::string text, size_t line, size_t col0,
                                                size_t start, size_t stop) {
-  auto t = std::make_unique<CommonToken>(std::make_pair<antlr4::TokenSource*, antlr4::CharStream*>(
-                                             this, lexer_.getInputStream()),
+  // A synthetic token (empty text) has no input stream: CommonToken would
+  // otherwise read its text from the stream at [start, stop].
+  antlr4::CharStream* in = text.empty() ? nullptr : lexer_.getInputStream();
+  auto t = std::make_unique<CommonToken>(std::make_pair<antlr4::TokenSource*, antlr4::CharStream*>(this, std::move(in)),
                                          type, Token::DEFAULT_CHANNEL, start, stop);
   t->setLine(line);
   t->setCharPositionInLine(col0);
@@ -398,7 +400,9 @@ void IndentLexer::indentation(const Token& first) {
     if (levels_.size() > static_cast<size_t>(kMaxNesting)) {
       error_at(line, fcol, 1, "Too many levels of indentation.",
                "at most " + std::to_string(kMaxNesting) + " nested blocks are allowed", "IndentationError");
-      set_cutoff(line, 1);
+      // The line before expects this block, which never comes: its errors
+      // are consequences too.
+      set_cutoff(header_line_ ? header_line_ : line, 1);
       done_ = true;
       return;
     }

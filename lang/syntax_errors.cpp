@@ -66,7 +66,7 @@ bool is_keyword(size_t type) { return type >= P::DEF && type <= P::AWAIT; }
 // parsed, or nullptr when the error is not in a header (in a block, or a
 // simple statement).
 const char* header_keyword(antlr4::RuleContext* ctx) {
-  for (; ctx != nullptr; ctx = ctx->parent) {
+  for (; ctx != nullptr; ctx = dynamic_cast<antlr4::RuleContext*>(ctx->parent)) {
     switch (ctx->getRuleIndex()) {
       case P::RuleSuite: case P::RuleSimple_stmt: case P::RuleSmall_stmt: case P::RuleLambdef:
       case P::RuleLambdef_nocond: case P::RuleAtom: case P::RuleTrailer:
@@ -95,7 +95,7 @@ std::string quoted(Token* t) {
   size_t i = 0, n = 0;
   while (i < text.size()) {
     size_t at = i;
-    char32_t cp;
+    char32_t cp = 0;
     utf8::decode(text, i, cp);
     if (++n > 20) {
       out += "...";
@@ -178,11 +178,13 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
              line_ends_with_colon) {
     m.text = "'" + first_text + "' statements are not supported in MSL.";
     m.help = "use an if/elif chain";
+    t = first;
   } else if (first->getType() == P::NAME && first_text == "print" && t == second &&
              (type == P::STRING || type == P::NAME || type == P::INTEGER || type == P::FLOAT_NUMBER)) {
     m.text = "Missing parentheses in call to 'print'.";
     m.help = "write print(...)";
-  } else if (header && expected.contains(P::COLON) && (at_layout || kind == Kind::Missing) && type != P::ASSIGN) {
+  } else if (header && expected.contains(static_cast<size_t>(P::COLON)) && type != P::ASSIGN &&
+             (at_layout || (kind == Kind::Missing && !line_ends_with_colon))) {
     m.text = "Expected ':'.";
     m.help = std::string("add ':' at the end of the '") + header + "' line";
     m.at_previous_end = true;
@@ -197,7 +199,7 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
     if (type == P::ELSE) m.text = "'else' does not follow an 'if', 'for', 'while' or 'try' block at the same indentation.";
   } else if (t == first && (type == P::EXCEPT || type == P::FINALLY)) {
     m.text = "'" + t->getText() + "' does not follow a 'try' block at the same indentation.";
-  } else if (is_keyword(type) && expected.contains(P::NAME) && !can_start_expression(type)) {
+  } else if (is_keyword(type) && expected.contains(static_cast<size_t>(P::NAME)) && !can_start_expression(type)) {
     m.text = "'" + t->getText() + "' is a keyword and cannot be used as a name.";
   } else if (depth > 0 && can_start_expression(type) && can_end_expression(ptype) && type != P::STAR &&
              type != P::MINUS && type != P::ADD) {
@@ -205,9 +207,9 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
   } else if (kind == Kind::Missing && expected.size() == 1 && expected.getMinElement() != P::NEWLINE) {
     m.text = "Expected " + recognizer->getVocabulary().getDisplayName(expected.getMinElement()) + ".";
     m.at_previous_end = at_layout;
-  } else if (expected.contains(P::IN) && !expected.contains(P::NAME) && type != P::IN) {
+  } else if (expected.contains(static_cast<size_t>(P::IN)) && !expected.contains(static_cast<size_t>(P::NAME)) && type != P::IN) {
     m.text = "Expected 'in'.";
-  } else if (expected.contains(P::IMPORT) && expected.size() <= 3) {
+  } else if (expected.contains(static_cast<size_t>(P::IMPORT)) && expected.size() <= 3) {
     m.text = "Expected 'import'.";
   } else if (type == P::NEWLINE) {
     m.text = "Invalid syntax: the statement ends too early.";
@@ -290,7 +292,9 @@ void SyntaxErrorStrategy::sync(Parser* recognizer) {
 void SyntaxErrorStrategy::reset(Parser* recognizer) { endErrorCondition(recognizer); }
 
 Token* SyntaxErrorStrategy::singleTokenDeletion(Parser* recognizer) {
-  if (is_layout(recognizer->getTokenStream()->LA(1))) return nullptr;
+  // While recovering, the current token is likely the first of the next
+  // statement; and a NEWLINE/INDENT/DEDENT is never an extra token.
+  if (inErrorRecoveryMode(recognizer) || is_layout(recognizer->getTokenStream()->LA(1))) return nullptr;
   return DefaultErrorStrategy::singleTokenDeletion(recognizer);
 }
 

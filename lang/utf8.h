@@ -29,22 +29,26 @@ inline bool decode(std::string_view s, size_t& i, char32_t& cp) {
   } else if ((c & 0xF8) == 0xF0) {
     n = 3, cp = c & 0x07, min = 0x10000;
   } else {
+    cp = 0xFFFD;
     ++i;
     return false;
   }
   if (i + n >= s.size()) {
+    cp = 0xFFFD;
     ++i;
     return false;
   }
   for (int k = 1; k <= n; ++k) {
     unsigned char cc = static_cast<unsigned char>(s[i + k]);
     if ((cc & 0xC0) != 0x80) {
+      cp = 0xFFFD;
       ++i;
       return false;
     }
     cp = (cp << 6) | (cc & 0x3F);
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    cp = 0xFFFD;
     ++i;
     return false;
   }
@@ -99,3 +103,39 @@ inline int display_width(char32_t cp) {
 }
 
 }  // namespace msl::utf8
+
+namespace msl {
+
+// Python's repr() of a str: single quotes unless the text holds a single
+// quote and no double quote; backslash escapes for quotes, backslashes and
+// control characters; other characters (non-ASCII included) as they are.
+inline std::string python_repr(std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char q = has_single && !has_double ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c == static_cast<unsigned char>(q)) {
+          out += '\\';
+          out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7F) {
+          static const char* hex = "0123456789abcdef";
+          out += "\\x";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += q;
+  return out;
+}
+
+}  // namespace msl
