@@ -34,6 +34,11 @@ struct Scope {
   std::vector<std::string> slot_order;
   bool uses_super = false;
   Span span;
+  std::map<std::string, Span> decl_span;  // where each global/nonlocal was declared
+  Span decl(const std::string& n) const {
+    auto it = decl_span.find(n);
+    return it == decl_span.end() ? span : it->second;
+  }
 
   void bind(const std::string& n) {
     if (bound_set.insert(n).second) bound.push_back(n);
@@ -168,12 +173,16 @@ class Collector {
         break;
       }
       case StmtKind::Global:
-        for (auto& n : s.as<ast::Global>()->names) cur_->globals.insert(n);
+        for (auto& n : s.as<ast::Global>()->names) {
+          cur_->globals.insert(n);
+          cur_->decl_span[n] = s.span;
+        }
         break;
       case StmtKind::Nonlocal:
         for (auto& n : s.as<ast::Nonlocal>()->names) {
-          if (cur_->kind == Scope::Kind::Module) throw CompileError{s.span, "nonlocal declaration not allowed at module level"};
+          if (cur_->kind == Scope::Kind::Module) throw CompileError{s.span, "Nonlocal declaration not allowed at module level"};
           cur_->nonlocals.insert(n);
+          cur_->decl_span[n] = s.span;
         }
         break;
       case StmtKind::If: {
@@ -400,7 +409,7 @@ class Analyzer {
     for (auto& s : c_.scopes) assign_slots(*s);
     for (auto& s : c_.scopes) {
       for (auto& n : s->nonlocals)
-        if (!need_free(s.get(), n)) throw CompileError{s->span, "no binding for nonlocal '" + n + "' found"};
+        if (!need_free(s.get(), n)) throw CompileError{s->decl(n), "No binding for nonlocal '" + n + "' found"};
       for (auto& n : s->used)
         if (!s->is_local(n) && !s->globals.count(n) && s->kind != Scope::Kind::Module) need_free(s.get(), n);
       if (s->uses_super) need_free(s.get(), "__class__");
@@ -418,11 +427,11 @@ class Analyzer {
 
   void assign_slots(Scope& s) {
     for (auto& n : s.globals)
-      if (s.nonlocals.count(n)) throw CompileError{s.span, "name '" + n + "' is nonlocal and global"};
+      if (s.nonlocals.count(n)) throw CompileError{s.decl(n), "Name '" + n + "' is nonlocal and global"};
     if (s.kind == Scope::Kind::Function) {
       for (auto& p : s.params) {
-        if (s.globals.count(p)) throw CompileError{s.span, "name '" + p + "' is parameter and global"};
-        if (s.nonlocals.count(p)) throw CompileError{s.span, "name '" + p + "' is parameter and nonlocal"};
+        if (s.globals.count(p)) throw CompileError{s.decl(p), "Name '" + p + "' is parameter and global"};
+        if (s.nonlocals.count(p)) throw CompileError{s.decl(p), "Name '" + p + "' is parameter and nonlocal"};
         add_slot(s, p);
       }
       for (auto& n : s.bound)
@@ -792,7 +801,7 @@ class Generator {
       case ExprKind::Starred: return with_span(nodes::starred(target(*e.as<ast::Starred>()->value)), e.span);
       case ExprKind::Attribute:
       case ExprKind::Subscript: return expr(e);
-      default: throw CompileError{e.span, "cannot assign to expression"};
+      default: throw CompileError{e.span, "Cannot assign to expression"};
     }
   }
 
@@ -966,7 +975,11 @@ std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::M
   } catch (CompileError& e) {
     Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
     ExceptionObj* x = exc.as<ExceptionObj>();
-    x->traceback.push_back(TraceEntry{m.source, e.span, "<module>"});
+    Diagnostic d;
+    d.source = m.source;
+    d.span = e.span;
+    d.message = e.message + ".";
+    x->diagnostics.push_back(std::move(d));
     x->need_location = false;
     throw MslError{exc};
   }

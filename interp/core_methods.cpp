@@ -102,6 +102,17 @@ Value iterator_next(Interp& I, Args& a, Object*) {
   return out;
 }
 
+// range.index / range.count: arithmetic, no iteration.
+Value range_find(Interp& I, Args& a, bool count) {
+  check_arity(I, count ? "count" : "index", a, 2, 2);
+  Range* r = a.pos[0].as<Range>();
+  const Value& x = a.pos[1];
+  bool in = I.contains(a.pos[0], x);
+  if (count) return Value::integer(in ? 1 : 0);
+  if (!in) I.raise(I.exception_class("ValueError").get(), I.repr(x) + " is not in range");
+  return Value::integer((I.to_int_index(x, "range") - r->start) / r->step);
+}
+
 }  // namespace
 
 void init_core_methods(Interp& I) {
@@ -116,6 +127,8 @@ void init_core_methods(Interp& I) {
   I.def_method(I.cls_property.get(), "getter", [](Interp& I, Args& a, Object*) { return property_with(I, a, 0); });
   I.def_method(I.cls_property.get(), "setter", [](Interp& I, Args& a, Object*) { return property_with(I, a, 1); });
   I.def_method(I.cls_property.get(), "deleter", [](Interp& I, Args& a, Object*) { return property_with(I, a, 2); });
+  I.def_method(I.cls_range.get(), "index", [](Interp& I, Args& a, Object*) { return range_find(I, a, false); });
+  I.def_method(I.cls_range.get(), "count", [](Interp& I, Args& a, Object*) { return range_find(I, a, true); });
   I.def_method(I.cls_iterator.get(), "__iter__", iterator_iter);
   I.def_method(I.cls_iterator.get(), "__next__", iterator_next);
 }

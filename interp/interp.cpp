@@ -233,8 +233,9 @@ Ref<Class> Interp::exception_class(std::string_view name) {
 
 Value Interp::new_exception(Class* cls, std::string message) {
   auto e = make<ExceptionObj>(Ref<Class>(cls));
+  // An empty message means no arguments (`raise StopIteration` has args ()).
   auto args = make<Tuple>();
-  args->items.push_back(str(std::move(message)));
+  if (!message.empty()) args->items.push_back(str(std::move(message)));
   e->args = args.value();
   return e.value();
 }

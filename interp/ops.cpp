@@ -220,8 +220,6 @@ std::string Interp::repr(const Value& v) {
     case Kind::NativeData: break;
   }
   if (Value* m = user_method(*this, v, names_->__repr__)) {
-    ReprGuard g(o);
-    if (g.recursive) return "...";
     Value r = bind_call(*this, *m, v);
     if (!r.is(Kind::Str)) raise(exception_class("TypeError").get(), "__repr__ returned non-string (type " + type_name(r) + ")");
     return r.as<Str>()->s;
@@ -460,7 +458,7 @@ static Value numeric(Interp& I, BinOp op, const Value& a, const Value& b) {
         return Value::integer(q);
       }
       case BinOp::Mod: {
-        if (y == 0) zde("integer division or modulo by zero");
+        if (y == 0) zde("integer modulo by zero");
         if (y == -1) return Value::integer(0);
         int64_t r = x % y;
         if (r != 0 && ((r < 0) != (y < 0))) r += y;
@@ -658,6 +656,11 @@ Value Interp::inplace(BinOp op, const Value& a, const Value& b) {
     std::vector<Value> items = to_vector(b);
     auto& dst = a.as<List>()->items;
     dst.insert(dst.end(), items.begin(), items.end());
+    return a;
+  }
+  if (a.is(Kind::List) && op == BinOp::Mul && (b.is_int() || b.is_bool())) {
+    Value r = repeat_seq(*this, a, ival(b));
+    a.as<List>()->items = std::move(r.as<List>()->items);
     return a;
   }
   if (a.is(Kind::Set) && (op == BinOp::BitOr || op == BinOp::BitAnd || op == BinOp::Sub || op == BinOp::BitXor) &&

@@ -52,6 +52,13 @@ static Value special_attr(Interp& I, const Value& obj, Str* name) {
       if (name == n.__name__) return m->name.value();
       break;
     }
+    case Kind::Instance:
+      if (name == n.__dict__) {
+        auto d = make<Dict>();
+        for (auto& [k, v] : obj.as<Instance>()->attrs.entries()) d->map.set(I, k.value(), v);
+        return d.value();
+      }
+      break;
     case Kind::Exception: {
       ExceptionObj* x = obj.as<ExceptionObj>();
       if (name == n.args) return x->args;

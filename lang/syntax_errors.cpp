@@ -204,6 +204,9 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
   } else if (depth > 0 && can_start_expression(type) && can_end_expression(ptype) && type != P::STAR &&
              type != P::MINUS && type != P::ADD) {
     m.text = "Invalid syntax. Perhaps you forgot a comma?";
+  } else if (expected.contains(static_cast<size_t>(P::ELSE)) && expected.size() == 1) {
+    m.text = "Expected 'else' after 'if' expression.";
+    m.at_previous_end = at_layout;
   } else if (kind == Kind::Missing && expected.size() == 1 && expected.getMinElement() != P::NEWLINE) {
     m.text = "Expected " + recognizer->getVocabulary().getDisplayName(expected.getMinElement()) + ".";
     m.at_previous_end = at_layout;

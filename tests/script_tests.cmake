@@ -19,3 +19,14 @@ foreach(test_file IN LISTS MSL_SCRIPT_TESTS)
   # The runner kills a script after 20 s itself; this is the backstop.
   set_tests_properties(${test_name} PROPERTIES LABELS script TIMEOUT 60)
 endforeach()
+
+# Self-tests of the runner: each script's annotations are wrong on purpose, so
+# the runner must fail it (WILL_FAIL). Guards against a vacuously passing runner.
+file(GLOB MSL_SCRIPT_SELFTESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/script_runner_selftest/*.msl)
+foreach(test_file IN LISTS MSL_SCRIPT_SELFTESTS)
+  get_filename_component(test_case ${test_file} NAME_WLE)
+  set(test_name script_runner_selftest/${test_case})
+  add_test(NAME ${test_name}
+           COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+  set_tests_properties(${test_name} PROPERTIES LABELS script WILL_FAIL TRUE TIMEOUT 60)
+endforeach()
