@@ -331,6 +331,27 @@ Value float_conjugate(Interp& I, Args& a, Object*) {
   return Value::number(self_float(I, a, "conjugate"));
 }
 
+// int/float attributes real, imag, numerator, denominator (read-only properties).
+Value num_real(Interp& I, Args& a, Object*) {
+  const Value& x = a.pos.empty() ? Value() : a.pos[0];
+  if (x.is_bool()) return Value::integer(x.as_bool() ? 1 : 0);
+  if (x.is_int() || x.is_float()) return x;
+  raise_type_error(I, "descriptor 'real' requires a number");
+}
+
+Value num_imag(Interp& I, Args& a, Object*) {
+  const Value& x = a.pos.empty() ? Value() : a.pos[0];
+  if (x.is_float()) return Value::number(0.0);
+  if (x.is_int() || x.is_bool()) return Value::integer(0);
+  raise_type_error(I, "descriptor 'imag' requires a number");
+}
+
+Value int_denominator(Interp& I, Args& a, Object*) {
+  if (a.pos.empty() || !(a.pos[0].is_int() || a.pos[0].is_bool()))
+    raise_type_error(I, "descriptor 'denominator' requires an int");
+  return Value::integer(1);
+}
+
 // ---------------------------------------------------------- str, bool, ...
 
 Value str_new(Interp& I, Args& a, Object*) {
@@ -562,6 +583,17 @@ void init_builtin_constructors(Interp& I) {
   I.def_method(I.cls_int.get(), "bit_count", int_bit_count);
   I.def_method(I.cls_int.get(), "conjugate", int_conjugate);
   I.def_method(I.cls_int.get(), "as_integer_ratio", int_as_integer_ratio);
+  auto def_property = [&](Class* cls, const char* name, NativeFn fn) {
+    auto p = make<Property>();
+    p->fget = make<Native>(name, fn).value();
+    cls->dict.set(I.intern(name), p.value());
+  };
+  def_property(I.cls_int.get(), "real", num_real);
+  def_property(I.cls_int.get(), "imag", num_imag);
+  def_property(I.cls_int.get(), "numerator", num_real);
+  def_property(I.cls_int.get(), "denominator", int_denominator);
+  def_property(I.cls_float.get(), "real", num_real);
+  def_property(I.cls_float.get(), "imag", num_imag);
   I.def_method(I.cls_float.get(), "is_integer", float_is_integer);
   I.def_method(I.cls_float.get(), "as_integer_ratio", float_as_integer_ratio);
   I.def_method(I.cls_float.get(), "conjugate", float_conjugate);

@@ -4,8 +4,8 @@
 // reading line by line is cheap and Python's universal-newline translation
 // ("\r\n" and "\r" read as "\n") can look one byte ahead across buffer
 // refills. Sizes given to read()/readline() count characters (code points),
-// as in Python. Switching from reading to writing repositions the stream to
-// the logical read position first, which C requires and Python hides.
+// as in Python. Mixing reads and writes without seek() behaves as Python's
+// does (see writing()).
 //
 // Text is passed through as UTF-8 without validation; other encodings are
 // refused at open() rather than silently misread. Binary mode is not
@@ -54,7 +54,7 @@ struct FileObj final : NativeData {
       buf.erase(0, pos);
       pos = 0;
     }
-    char chunk[65536];
+    char chunk[8192];  // Python's text-layer chunk size: see writing()
     size_t n = std::fread(chunk, 1, sizeof chunk, fp);
     if (n == 0) {
       at_eof = true;
@@ -97,11 +97,10 @@ FileObj* writing(Interp& I, Args& a, const char* method) {
   FileObj* f = open_file(I, a, method);
   if (!f->writable) unsupported(I, f, "not writable");
   if (!f->last_was_write) {
-    // Give back read-ahead so the write lands at the logical position.
-    if (f->pos < f->buf.size())
-      std::fseek(f->fp, -static_cast<long>(f->buf.size() - f->pos), SEEK_CUR);
-    else
-      std::fseek(f->fp, 0, SEEK_CUR);
+    // Like Python's TextIOWrapper, a write after reads lands where the
+    // underlying stream is, i.e. after the last chunk read ahead (8192
+    // bytes at a time), not at the logical read position.
+    std::fseek(f->fp, 0, SEEK_CUR);
     f->buf.clear();
     f->pos = 0;
     f->at_eof = false;

@@ -9,6 +9,7 @@
 // OverflowError where Python would return a big integer.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cfloat>
 #include <cmath>
 
@@ -74,27 +75,162 @@ MATH_FUNC1(erfc, std::erfc, false)
 MATH_FUNC1(cbrt, std::cbrt, false)
 #undef MATH_FUNC1
 
-Value math_gamma(Interp& I, Args& a, Object*) {
-  double x = one_float(I, a, "gamma");
-  if (std::isnan(x)) return Value::number(x);
-  if (std::isinf(x)) {
-    if (x < 0) domain_error(I);
-    return Value::number(x);
+// CPython's own gamma and lgamma (Lanczos approximation, mathmodule.c), so
+// results agree with Python to the last bit rather than with the C library.
+constexpr int kLanczosN = 13;
+constexpr double kLanczosG = 6.024680040776729583740234375;
+constexpr double kLanczosGMinusHalf = 5.524680040776729583740234375;
+constexpr double kLanczosNum[kLanczosN] = {
+    23531376880.410759688572007674451636754734846804940, 42919803642.649098768957899047001988850926355848959,
+    35711959237.355668049440185451547166705960488635843, 17921034426.037209699919755754458931112671403265390,
+    6039542586.3520280050642916443072979210699388420708, 1439720407.3117216736632230727949123939715485786772,
+    248874557.86205415651146038641322942321632125127801, 31426415.585400194380614231628318205362874684987640,
+    2876370.6289353724412254090516208496135991145378768, 186056.26539522349504029498971604569928220784236328,
+    8071.6720023658162106380029022722506138218516325024, 210.82427775157934587250973392071336271166969580291,
+    2.5066282746310002701649081771338373386264310793408};
+constexpr double kLanczosDen[kLanczosN] = {0.0,      39916800.0, 120543840.0, 150917976.0, 105258076.0,
+                                           45995730.0, 13339535.0, 2637558.0,   357423.0,    32670.0,
+                                           1925.0,     66.0,       1.0};
+constexpr double kGammaIntegral[23] = {
+    1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0, 40320.0, 362880.0, 3628800.0, 39916800.0, 479001600.0,
+    6227020800.0, 87178291200.0, 1307674368000.0, 20922789888000.0, 355687428096000.0, 6402373705728000.0,
+    121645100408832000.0, 2432902008176640000.0, 51090942171709440000.0, 1124000727777607680000.0};
+constexpr double kPi = 3.141592653589793238462643383279502884197;
+constexpr double kLogPi = 1.144729885849400174143427351353058711647;
+
+double lanczos_sum(double x) {
+  double num = 0.0, den = 0.0;
+  if (x < 5.0) {
+    for (int i = kLanczosN; --i >= 0;) {
+      num = num * x + kLanczosNum[i];
+      den = den * x + kLanczosDen[i];
+    }
+  } else {
+    for (int i = 0; i < kLanczosN; i++) {
+      num = num / x + kLanczosNum[i];
+      den = den / x + kLanczosDen[i];
+    }
   }
-  if (x == 0 || (x < 0 && x == std::floor(x))) domain_error(I);
-  double r = std::tgamma(x);
-  if (std::isinf(r)) range_error(I);
+  return num / den;
+}
+
+double sinpi(double x) {
+  double y = std::fmod(std::fabs(x), 2.0);
+  int n = static_cast<int>(std::round(2.0 * y));
+  double r;
+  switch (n) {
+    case 0: r = std::sin(kPi * y); break;
+    case 1: r = std::cos(kPi * (y - 0.5)); break;
+    case 2: r = std::sin(kPi * (1.0 - y)); break;
+    case 3: r = -std::cos(kPi * (y - 1.5)); break;
+    default: r = std::sin(kPi * (y - 2.0)); break;
+  }
+  return std::copysign(1.0, x) * r;
+}
+
+// errno-style outcome of the special functions: 0, EDOM or ERANGE.
+double tgamma_py(double x, int& err) {
+  err = 0;
+  if (!std::isfinite(x)) {
+    if (std::isnan(x) || x > 0.0) return x;
+    err = EDOM;
+    return NAN;
+  }
+  if (x == 0.0) {
+    err = EDOM;
+    return std::copysign(HUGE_VAL, x);
+  }
+  if (x == std::floor(x)) {
+    if (x < 0.0) {
+      err = EDOM;
+      return NAN;
+    }
+    if (x <= 23) return kGammaIntegral[static_cast<int>(x) - 1];
+  }
+  double absx = std::fabs(x);
+  if (absx < 1e-20) {
+    double r = 1.0 / x;
+    if (std::isinf(r)) err = ERANGE;
+    return r;
+  }
+  if (absx > 200.0) {
+    if (x < 0.0) return 0.0 / sinpi(x);
+    err = ERANGE;
+    return HUGE_VAL;
+  }
+  double y = absx + kLanczosGMinusHalf;
+  double z;
+  if (absx > kLanczosGMinusHalf) {
+    double q = y - absx;
+    z = q - kLanczosGMinusHalf;
+  } else {
+    double q = y - kLanczosGMinusHalf;
+    z = q - absx;
+  }
+  z = z * kLanczosG / y;
+  double r;
+  if (x < 0.0) {
+    r = -kPi / sinpi(absx) / absx * std::exp(y) / lanczos_sum(absx);
+    r -= z * r;
+    if (absx < 140.0) {
+      r /= std::pow(y, absx - 0.5);
+    } else {
+      double sqrtpow = std::pow(y, absx / 2.0 - 0.25);
+      r /= sqrtpow;
+      r /= sqrtpow;
+    }
+  } else {
+    r = lanczos_sum(absx) / std::exp(y);
+    r += z * r;
+    if (absx < 140.0) {
+      r *= std::pow(y, absx - 0.5);
+    } else {
+      double sqrtpow = std::pow(y, absx / 2.0 - 0.25);
+      r *= sqrtpow;
+      r *= sqrtpow;
+    }
+  }
+  if (std::isinf(r)) err = ERANGE;
+  return r;
+}
+
+double lgamma_py(double x, int& err) {
+  err = 0;
+  if (!std::isfinite(x)) return std::isnan(x) ? x : HUGE_VAL;
+  if (x == std::floor(x) && x <= 2.0) {
+    if (x <= 0.0) {
+      err = EDOM;
+      return HUGE_VAL;
+    }
+    return 0.0;
+  }
+  double absx = std::fabs(x);
+  if (absx < 1e-20) return -std::log(absx);
+  double r = std::log(lanczos_sum(absx)) - kLanczosG;
+  r += (absx - 0.5) * (std::log(absx + kLanczosG - 0.5) - 1);
+  if (x < 0.0) r = kLogPi - std::log(std::fabs(sinpi(absx))) - std::log(absx) - r;
+  if (std::isinf(r)) err = ERANGE;
+  return r;
+}
+
+// CPython's math_1a/is_error: EDOM is a domain error; ERANGE is an overflow
+// unless the result is tiny (an underflow, which is not an error).
+Value special_result(Interp& I, double r, int err) {
+  if (err == EDOM) domain_error(I);
+  if (err == ERANGE && std::fabs(r) >= 1.5) range_error(I);
   return Value::number(r);
 }
 
+Value math_gamma(Interp& I, Args& a, Object*) {
+  int err;
+  double r = tgamma_py(one_float(I, a, "gamma"), err);
+  return special_result(I, r, err);
+}
+
 Value math_lgamma(Interp& I, Args& a, Object*) {
-  double x = one_float(I, a, "lgamma");
-  if (std::isnan(x)) return Value::number(x);
-  if (std::isinf(x)) return Value::number(INFINITY);
-  if (x <= 0 && x == std::floor(x)) domain_error(I);
-  double r = std::lgamma(x);
-  if (std::isinf(r)) range_error(I);
-  return Value::number(r);
+  int err;
+  double r = lgamma_py(one_float(I, a, "lgamma"), err);
+  return special_result(I, r, err);
 }
 
 // log of a positive finite value, with CPython's domain errors.

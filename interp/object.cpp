@@ -41,6 +41,7 @@ void AttrMap::set(Str* name, Value v) {
     *slot = std::move(v);
     return;
   }
+  if (entries_.empty()) entries_.reserve(4);  // most objects get a few attributes in __init__
   entries_.emplace_back(Ref<Str>(name), std::move(v));
   if (!index_.empty()) {
     index_.emplace(name, static_cast<uint32_t>(entries_.size() - 1));

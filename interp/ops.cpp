@@ -3,6 +3,7 @@
 // handled by switching on Kind; instances and native-data objects go through
 // their class's dunder methods, so library types can be written in MSL.
 #include <cmath>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -104,20 +105,13 @@ bool Interp::truthy(const Value& v) {
 namespace {
 // Objects whose repr is being computed, to print recursive containers as [...].
 struct ReprGuard {
-  static std::vector<Object*>& active() {
-    static thread_local std::vector<Object*> a;
+  static std::unordered_set<Object*>& active() {
+    static thread_local std::unordered_set<Object*> a;
     return a;
   }
-  explicit ReprGuard(Object* o) : o_(o) {
-    for (Object* x : active())
-      if (x == o) {
-        recursive = true;
-        return;
-      }
-    active().push_back(o);
-  }
+  explicit ReprGuard(Object* o) : o_(o) { recursive = !active().insert(o).second; }
   ~ReprGuard() {
-    if (!recursive) active().pop_back();
+    if (!recursive) active().erase(o_);
   }
   Object* o_;
   bool recursive = false;

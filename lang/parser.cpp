@@ -181,7 +181,14 @@ Diagnostic too_deep(const SourcePtr& source, Token* at) {
   return d;
 }
 
-ParseResult parse_module_impl(const SourcePtr& source) {
+// The diagnostics of one parse before merging, for interactive_input_status.
+struct RawErrors {
+  std::vector<Diagnostic> lexical, syntax, semantic;
+  std::vector<bool> syntax_at_end;
+  bool eof_expecting_block = false;
+};
+
+ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr) {
   ParseResult result;
   if (!check_encoding(source, result.errors)) return result;
   Session s(source, source->text(), {});
@@ -215,6 +222,14 @@ ParseResult parse_module_impl(const SourcePtr& source) {
     // Recovery skipped something without an error being reported: never
     // expected, but never accept such a program either.
     syntax.push_back(make_error(source, builder.leftover().line, builder.leftover().col, "Invalid syntax."));
+  }
+  if (raw != nullptr) {
+    raw->lexical = s.lexer.errors();
+    raw->syntax = syntax;
+    raw->semantic = semantic;
+    raw->syntax_at_end = strategy->at_end();
+    raw->syntax_at_end.resize(syntax.size(), false);
+    raw->eof_expecting_block = s.lexer.eof_expecting_block();
   }
   result.errors = merge(std::move(s.lexer.errors()), std::move(syntax), std::move(semantic), s.lexer.cutoff());
   if (result.errors.empty()) result.module = std::move(module);
@@ -301,14 +316,13 @@ InputStatus interactive_input_status(const std::string& text) {
     std::vector<Diagnostic> encoding;
     if (!check_encoding(source, encoding)) return InputStatus::Complete;
     // Does the entry end with an empty line (the REPL's "end of block")?
-    size_t end = text.size();
     bool blank_last_line = false;
-    if (end > 0 && text[end - 1] == '\n') {
-      size_t prev = text.rfind('\n', end - 2 < end ? end - 2 : 0);
-      size_t begin = (end >= 2 && prev != std::string::npos) ? prev + 1 : 0;
-      if (end == 1) begin = 0;
-      std::string_view last(text.data() + begin, end - 1 - begin);
-      blank_last_line = last.find_first_not_of(" \t\r\f") == std::string_view::npos && end >= 2;
+    if (!text.empty() && text.back() == '\n') {
+      size_t end = text.size() - 1;  // the final '\n'
+      size_t prev = end == 0 ? std::string::npos : text.rfind('\n', end - 1);
+      size_t begin = prev == std::string::npos ? 0 : prev + 1;
+      blank_last_line = end == 0 || std::string_view(text).substr(begin, end - begin).find_first_not_of(" \t\r\f") ==
+                                        std::string_view::npos;
     }
     {
       Session s(source, text, {});
@@ -344,18 +358,35 @@ InputStatus interactive_input_status(const std::string& text) {
         }
         if (s.tokens.get(first)->getType() == G::AT && !blank_last_line) return InputStatus::Incomplete;
       }
-      if (lx.eof_expecting_block()) return blank_last_line ? InputStatus::Complete : InputStatus::Incomplete;
     }
-    ParseResult r = parse_module(source);
-    if (!r.errors.empty() || !r.module) return InputStatus::Complete;
-    if (r.module->body.empty()) return InputStatus::Complete;
-    switch (r.module->body.back()->kind) {
-      case ast::StmtKind::If: case ast::StmtKind::While: case ast::StmtKind::For: case ast::StmtKind::Try:
-      case ast::StmtKind::FunctionDef: case ast::StmtKind::ClassDef:
-        return blank_last_line ? InputStatus::Complete : InputStatus::Incomplete;
-      default:
-        return InputStatus::Complete;
+    // Parse. A real error (one that more lines cannot fix) completes the
+    // entry, so that the REPL reports it; otherwise a compound statement
+    // waits for an empty line.
+    RawErrors raw;
+    ParseResult r = parse_module_impl(source, &raw);
+    bool waiting = false;
+    if (!r.errors.empty()) {
+      if (!raw.semantic.empty()) return InputStatus::Complete;
+      for (const Diagnostic& d : raw.lexical) {
+        bool block_at_eof = raw.eof_expecting_block && d.message.rfind("Expected an indented block", 0) == 0;
+        if (!block_at_eof) return InputStatus::Complete;
+        waiting = true;
+      }
+      for (size_t i = 0; i < raw.syntax.size(); ++i) {
+        if (!raw.syntax_at_end[i]) return InputStatus::Complete;
+        waiting = true;
+      }
+    } else if (r.module && !r.module->body.empty()) {
+      switch (r.module->body.back()->kind) {
+        case ast::StmtKind::If: case ast::StmtKind::While: case ast::StmtKind::For: case ast::StmtKind::Try:
+        case ast::StmtKind::FunctionDef: case ast::StmtKind::ClassDef:
+          waiting = true;
+          break;
+        default:
+          break;
+      }
     }
+    return waiting && !blank_last_line ? InputStatus::Incomplete : InputStatus::Complete;
   } catch (...) {
     return InputStatus::Complete;
   }

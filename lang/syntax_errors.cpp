@@ -241,7 +241,17 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
       d.span.end_col = d.span.col + 1;
     }
   }
+  bool end = type == Token::EOF;
+  if (type == P::DEDENT && index != INVALID_INDEX) {
+    end = true;
+    for (size_t i = index; i < tokens->size() && end; ++i) {
+      size_t ty = tokens->get(i)->getType();
+      end = ty == P::DEDENT || ty == Token::EOF;
+    }
+  }
   out_->push_back(std::move(d));
+  at_end_.resize(out_->size() - 1, false);
+  at_end_.push_back(end);
 }
 
 void SyntaxErrorStrategy::reportError(Parser* recognizer, const antlr4::RecognitionException& e) {

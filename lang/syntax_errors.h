@@ -50,6 +50,11 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   // Leaves error-recovery mode: called before each top-level statement.
   void reset(antlr4::Parser* recognizer) override;
 
+  // Parallel to the diagnostics reported: whether the error was found at the
+  // very end of the input (only DEDENTs and EOF left), where more lines might
+  // have continued it (the REPL's "incomplete").
+  const std::vector<bool>& at_end() const { return at_end_; }
+
  protected:
   void reportUnwantedToken(antlr4::Parser* recognizer) override;
   void reportMissingToken(antlr4::Parser* recognizer) override;
@@ -64,6 +69,7 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   size_t prior_;
   std::vector<Diagnostic>* out_;
   size_t seen_ = 0;  // errors seen, reported or not
+  std::vector<bool> at_end_;
 };
 
 }  // namespace msl
