@@ -396,6 +396,7 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
   if (!v[0].is(Kind::Str))
     raise_type_error(I, fmt::format("expected str, bytes or os.PathLike object, not {}", I.type_name(v[0])));
   std::string path = v[0].as<Str>()->s;
+  if (path.find('\0') != std::string::npos) raise_value_error(I, "embedded null character");
   std::string mode = "r";
   if (given(v[1])) mode = arg_str(I, v[1], "open() argument 'mode'")->s;
 

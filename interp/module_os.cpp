@@ -34,6 +34,8 @@ namespace {
 std::string path_arg(Interp& I, const Value& v, const char* fname) {
   if (!v.is(Kind::Str))
     raise_type_error(I, fmt::format("{}: path should be string, bytes or os.PathLike, not {}", fname, I.type_name(v)));
+  if (v.as<Str>()->s.find('\0') != std::string::npos)
+    raise_value_error(I, fmt::format("{}: embedded null character in path", fname));
   return v.as<Str>()->s;
 }
 
@@ -124,7 +126,10 @@ std::string expanduser(const std::string& p) {
   return out.empty() ? "/" : out;
 }
 
-bool stat_ok(const std::string& p, struct stat& st) { return ::stat(p.c_str(), &st) == 0; }
+// A path with an embedded NUL names no file (Python's exists() says False).
+bool stat_ok(const std::string& p, struct stat& st) {
+  return p.find('\0') == std::string::npos && ::stat(p.c_str(), &st) == 0;
+}
 
 Value path_join(Interp& I, Args& a, Object*) {
   if (!a.kw.empty()) raise_type_error(I, "join() takes no keyword arguments");

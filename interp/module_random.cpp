@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <unordered_set>
 
 #include "interp/builtins.h"
 #include "interp/mersenne_twister.h"
@@ -271,11 +272,12 @@ Value random_sample(Interp& I, Args& a, Object*) {
       pool[j] = pool[static_cast<size_t>(n - i - 1)];
     }
   } else {
-    std::vector<bool> selected(static_cast<size_t>(n), false);
+    // n may be huge (sample(range(10**18), 3)): remember picks in a hash set.
+    std::unordered_set<uint64_t> selected;
     for (int64_t i = 0; i < k; ++i) {
-      auto j = static_cast<size_t>(r->mt.randbelow(static_cast<uint64_t>(n)));
-      while (selected[j]) j = static_cast<size_t>(r->mt.randbelow(static_cast<uint64_t>(n)));
-      selected[j] = true;
+      uint64_t j = r->mt.randbelow(static_cast<uint64_t>(n));
+      while (selected.count(j)) j = r->mt.randbelow(static_cast<uint64_t>(n));
+      selected.insert(j);
       result[static_cast<size_t>(i)] = I.getitem(pop, Value::integer(static_cast<int64_t>(j)));
     }
   }

@@ -167,6 +167,13 @@ char* Repl::prompt_cb(EditLine* el) {
 
 unsigned char Repl::cancel_cb(EditLine* el, int) {
   if (Repl* r = repl_of(el)) r->cancelled_ = true;
+  // Move the terminal's cursor past the text (by writing the part after the
+  // cursor again) so that "^C" goes at the end of the line.
+  const LineInfo* li = el_line(el);
+  if (li->lastchar > li->cursor) {
+    std::fwrite(li->cursor, 1, static_cast<size_t>(li->lastchar - li->cursor), stdout);
+    std::fflush(stdout);
+  }
   return CC_NEWLINE;
 }
 
@@ -366,7 +373,7 @@ int Repl::run() {
     std::string line;
     Read r = read_line(!entry.empty(), line);
     if (r == Read::Cancelled) {
-      out("KeyboardInterrupt\n");
+      out("^C\nKeyboardInterrupt\n");
       entry.clear();
       continue;
     }

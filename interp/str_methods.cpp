@@ -66,6 +66,11 @@ Value make_str_list(std::vector<std::string> parts) {
   return new_list(std::move(items));
 }
 
+Value piece(std::string_view s) { return Value::object(new Str(std::string(s))); }
+
+// Python's whitespace for ASCII bytes: \t \n \v \f \r, \x1c-\x1f and space.
+inline bool ascii_space(unsigned char c) { return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20); }
+
 // ------------------------------------------------------------ searching
 
 // find/rfind/index/rindex/count share argument handling.
@@ -266,21 +271,43 @@ SplitArgs split_args(Interp& I, Args& a, const char* name) {
   return r;
 }
 
+// split() on an ASCII string: a byte loop, the common case for data files.
+Value split_ascii_whitespace(std::string_view s, int64_t maxsplit) {
+  std::vector<Value> out;
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    while (i < n && ascii_space(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= n) break;
+    if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
+      out.push_back(piece(s.substr(i)));
+      break;
+    }
+    size_t start = i;
+    while (i < n && !ascii_space(static_cast<unsigned char>(s[i]))) ++i;
+    out.push_back(piece(s.substr(start, i - start)));
+  }
+  return new_list(std::move(out));
+}
+
 Value str_split(Interp& I, Args& a, Object*) {
   SplitArgs r = split_args(I, a, "split");
   const std::string& s = r.self->s;
-  if (!r.sep) return make_str_list(split_whitespace(s, r.maxsplit));
+  if (!r.sep) {
+    if (r.self->is_ascii()) return split_ascii_whitespace(s, r.maxsplit);
+    return make_str_list(split_whitespace(s, r.maxsplit));
+  }
+  std::string_view sv = s;
   const std::string& sep = r.sep->s;
-  std::vector<std::string> out;
+  std::vector<Value> out;
   size_t start = 0;
   while (r.maxsplit < 0 || static_cast<int64_t>(out.size()) < r.maxsplit) {
-    size_t pos = s.find(sep, start);
+    size_t pos = sv.find(sep, start);
     if (pos == std::string::npos) break;
-    out.push_back(s.substr(start, pos - start));
+    out.push_back(piece(sv.substr(start, pos - start)));
     start = pos + sep.size();
   }
-  out.push_back(s.substr(start));
-  return make_str_list(std::move(out));
+  out.push_back(piece(sv.substr(start)));
+  return new_list(std::move(out));
 }
 
 Value str_rsplit(Interp& I, Args& a, Object*) {
@@ -351,9 +378,10 @@ Value str_join(Interp& I, Args& a, Object*) {
   const Value& arg = a.pos[1];
   std::vector<Value> owned;
   const std::vector<Value>* items;
+  // No user code runs while joining (items must be str), so a list can be
+  // read in place without a protective copy.
   if (arg.is(Kind::List)) {
-    owned = arg.as<List>()->items;  // a copy: str() of items cannot run, but stay safe
-    items = &owned;
+    items = &arg.as<List>()->items;
   } else if (arg.is(Kind::Tuple)) {
     items = &arg.as<Tuple>()->items;
   } else {
@@ -600,10 +628,24 @@ Value map_chars(Interp& I, Args& a, const char* name, F f) {
   return str_value(std::move(out));
 }
 
+// upper()/lower() of an ASCII string, byte by byte.
+Value ascii_case(Interp& I, Args& a, const char* name, bool upper) {
+  Str* self = self_str(I, a, name);
+  Args rest = method_args(a);
+  bind_positional(I, name, rest, 0, 0, nullptr);
+  std::string out = self->s;
+  for (char& c : out) {
+    if (upper ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z')) c = static_cast<char>(c ^ 0x20);
+  }
+  return str_value(std::move(out));
+}
+
 Value str_upper(Interp& I, Args& a, Object*) {
+  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii()) return ascii_case(I, a, "upper", true);
   return map_chars(I, a, "upper", [](std::string& o, uint32_t c) { unicode::append_upper(o, c); });
 }
 Value str_lower(Interp& I, Args& a, Object*) {
+  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii()) return ascii_case(I, a, "lower", false);
   return map_chars(I, a, "lower", [](std::string& o, uint32_t c) { unicode::append_lower(o, c); });
 }
 Value str_casefold(Interp& I, Args& a, Object*) {

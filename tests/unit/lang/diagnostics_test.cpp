@@ -51,7 +51,7 @@ TEST_CASE("diagnostics: tabs and wide characters keep the caret aligned") {
   SourceFile wide("w.msl", "标签 = oops + 1\n");
   CHECK(render_source_excerpt(wide, {1, 6, 1, 10}, 2) ==
         "  标签 = oops + 1\n"
-        "       ^^^^\n");
+        "         ^^^^\n");
   // Invalid UTF-8 and control characters are never printed raw.
   SourceFile bad("b.msl", "x = '\xff\x07'\n");
   CHECK(render_source_excerpt(bad, {1, 6, 1, 7}, 0) ==
