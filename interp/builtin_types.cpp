@@ -428,8 +428,8 @@ void dict_update_from(Interp& I, Dict* d, const Value& src) {
     if (item.is(Kind::Tuple) || item.is(Kind::List)) {
       auto& elems = item.is(Kind::Tuple) ? item.as<Tuple>()->items : item.as<List>()->items;
       if (elems.size() != 2)
-        raise_value_error(I, fmt::format("dictionary update sequence element #{} has length {}; 2 is required",
-                                         index, elems.size()));
+        raise_value_error(
+            I, fmt::format("dictionary update sequence element #{} has length {}; 2 is required", index, elems.size()));
       k = elems[0];
       v = elems[1];
     } else {
@@ -442,8 +442,8 @@ void dict_update_from(Interp& I, Dict* d, const Value& src) {
       }
       std::vector<Value> elems = I.to_vector(sub);
       if (elems.size() != 2)
-        raise_value_error(I, fmt::format("dictionary update sequence element #{} has length {}; 2 is required",
-                                         index, elems.size()));
+        raise_value_error(
+            I, fmt::format("dictionary update sequence element #{} has length {}; 2 is required", index, elems.size()));
       k = elems[0];
       v = elems[1];
     }
@@ -561,9 +561,7 @@ Value classmethod_new(Interp& I, Args& a, Object*) {
 
 void init_builtin_constructors(Interp& I) {
   Str* nw = I.names().__new__;
-  auto def_new = [&](Class* cls, NativeFn fn) {
-    cls->dict.set(nw, make<Native>(cls->name->s, fn).value());
-  };
+  auto def_new = [&](Class* cls, NativeFn fn) { cls->dict.set(nw, make<Native>(cls->name->s, fn).value()); };
   def_new(I.cls_int.get(), int_new);
   def_new(I.cls_float.get(), float_new);
   def_new(I.cls_str.get(), str_new);

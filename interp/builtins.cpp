@@ -6,6 +6,8 @@
 // front and user callbacks run in the order Python runs them. Every loop that
 // consumes a user-sized iterable goes through tick(), so Ctrl-C and the
 // fuzzer's step limit reach into it.
+#include "interp/builtins.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,7 +15,6 @@
 #include <cstring>
 #include <iostream>
 
-#include "interp/builtins.h"
 #include "interp/conversions.h"
 #include "interp/format.h"
 #include "interp/format_internal.h"
@@ -34,14 +35,11 @@ bool is_callable(Interp& I, const Value& v) {
     case Kind::Native:
     case Kind::BoundMethod:
     case Kind::Class:
-    case Kind::StaticMethod:
-      return true;
+    case Kind::StaticMethod: return true;
     case Kind::Instance:
     case Kind::NativeData:
-    case Kind::Exception:
-      return I.cls_of(v)->lookup(I.names().__call__) != nullptr;
-    default:
-      return false;
+    case Kind::Exception: return I.cls_of(v)->lookup(I.names().__call__) != nullptr;
+    default: return false;
   }
 }
 
@@ -85,11 +83,8 @@ struct ZipIter final : Iterator {
   }
   // Iterator `k` ran out first: the others must be exhausted too.
   void strict_check(Interp& I, size_t k) {
-    auto who = [](size_t n) {
-      return n == 1 ? std::string("argument 1") : fmt::format("arguments 1-{}", n);
-    };
-    if (k > 0)
-      raise_value_error(I, fmt::format("zip() argument {} is shorter than {}", k + 1, who(k)));
+    auto who = [](size_t n) { return n == 1 ? std::string("argument 1") : fmt::format("arguments 1-{}", n); };
+    if (k > 0) raise_value_error(I, fmt::format("zip() argument {} is shorter than {}", k + 1, who(k)));
     for (size_t j = 1; j < its.size(); ++j) {
       Value x;
       if (I.next(its[j], x)) raise_value_error(I, fmt::format("zip() argument {} is longer than {}", j + 1, who(j)));
@@ -570,8 +565,8 @@ Value builtin_divmod(Interp& I, Args& a, Object*) {
     Value r = I.call_method(self, name, std::span<Value>(&other, 1));
     if (!r.identical(I.not_implemented)) return r;
   }
-  raise_type_error(I, fmt::format("unsupported operand type(s) for divmod(): '{}' and '{}'", I.type_name(v[0]),
-                                  I.type_name(v[1])));
+  raise_type_error(
+      I, fmt::format("unsupported operand type(s) for divmod(): '{}' and '{}'", I.type_name(v[0]), I.type_name(v[1])));
 }
 
 uint64_t mulmod(uint64_t a, uint64_t b, uint64_t m) {
@@ -659,8 +654,7 @@ Value builtin_ord(Interp& I, Args& a, Object*) {
     raise_type_error(I, fmt::format("ord() expected string of length 1, but {} found", I.type_name(v[0])));
   const std::string& s = v[0].as<Str>()->s;
   size_t n = unicode::count(s);
-  if (n != 1)
-    raise_type_error(I, fmt::format("ord() expected a character, but string of length {} found", n));
+  if (n != 1) raise_type_error(I, fmt::format("ord() expected a character, but string of length {} found", n));
   size_t i = 0;
   return Value::integer(unicode::decode(s, i));
 }
@@ -871,20 +865,47 @@ void init_builtin_functions(Interp& I) {
     NativeFn fn;
   };
   static const Entry kBuiltins[] = {
-      {"print", builtin_print},       {"input", builtin_input},         {"len", builtin_len},
-      {"enumerate", builtin_enumerate}, {"zip", builtin_zip},           {"map", builtin_map},
-      {"filter", builtin_filter},     {"reversed", builtin_reversed},   {"sorted", builtin_sorted},
-      {"min", builtin_min},           {"max", builtin_max},             {"sum", builtin_sum},
-      {"any", builtin_any},           {"all", builtin_all},             {"iter", builtin_iter},
-      {"next", builtin_next},         {"abs", builtin_abs},             {"round", builtin_round},
-      {"divmod", builtin_divmod},     {"pow", builtin_pow},             {"hex", builtin_hex},
-      {"oct", builtin_oct},           {"bin", builtin_bin},             {"chr", builtin_chr},
-      {"ord", builtin_ord},           {"isinstance", builtin_isinstance}, {"issubclass", builtin_issubclass},
-      {"getattr", builtin_getattr},   {"setattr", builtin_setattr},     {"hasattr", builtin_hasattr},
-      {"delattr", builtin_delattr},   {"repr", builtin_repr},           {"ascii", builtin_ascii},
-      {"format", builtin_format},     {"id", builtin_id},               {"hash", builtin_hash},
-      {"callable", builtin_callable}, {"dir", builtin_dir},             {"vars", builtin_vars},
-      {"exit", builtin_exit},         {"quit", builtin_exit},
+      {"print", builtin_print},
+      {"input", builtin_input},
+      {"len", builtin_len},
+      {"enumerate", builtin_enumerate},
+      {"zip", builtin_zip},
+      {"map", builtin_map},
+      {"filter", builtin_filter},
+      {"reversed", builtin_reversed},
+      {"sorted", builtin_sorted},
+      {"min", builtin_min},
+      {"max", builtin_max},
+      {"sum", builtin_sum},
+      {"any", builtin_any},
+      {"all", builtin_all},
+      {"iter", builtin_iter},
+      {"next", builtin_next},
+      {"abs", builtin_abs},
+      {"round", builtin_round},
+      {"divmod", builtin_divmod},
+      {"pow", builtin_pow},
+      {"hex", builtin_hex},
+      {"oct", builtin_oct},
+      {"bin", builtin_bin},
+      {"chr", builtin_chr},
+      {"ord", builtin_ord},
+      {"isinstance", builtin_isinstance},
+      {"issubclass", builtin_issubclass},
+      {"getattr", builtin_getattr},
+      {"setattr", builtin_setattr},
+      {"hasattr", builtin_hasattr},
+      {"delattr", builtin_delattr},
+      {"repr", builtin_repr},
+      {"ascii", builtin_ascii},
+      {"format", builtin_format},
+      {"id", builtin_id},
+      {"hash", builtin_hash},
+      {"callable", builtin_callable},
+      {"dir", builtin_dir},
+      {"vars", builtin_vars},
+      {"exit", builtin_exit},
+      {"quit", builtin_exit},
   };
   for (const Entry& e : kBuiltins) I.def_native(nullptr, e.name, e.fn);
   // open() is registered by init_file_object, which owns the file class.

@@ -1,7 +1,7 @@
 // Conversions shared by the builtin constructors and other natives: text to
-// numbers with Python's grammar (int(), float(), and the same rules in
-// math/random argument handling), float to int with Python's errors, and
-// filling a dict the way dict()/dict.update() do.
+// numbers with Python's grammar (int(), float()), float to int with Python's
+// errors (int(), round(), math.floor), and filling a dict or set the way
+// dict()/dict.update()/set() do.
 #pragma once
 
 #include <cstdint>

@@ -143,7 +143,8 @@ Value dict_popitem(Interp& I, Args& a, Object*) {
 
 Value dict_update(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "update");
-  if (a.pos.size() > 2) raise_type_error(I, fmt::format("update expected at most 1 argument, got {}", a.pos.size() - 1));
+  if (a.pos.size() > 2)
+    raise_type_error(I, fmt::format("update expected at most 1 argument, got {}", a.pos.size() - 1));
   if (a.pos.size() == 2) dict_update_from(I, d, a.pos[1]);
   for (auto& [k, v] : a.kw) d->map.set(I, k.value(), v);
   return Value();
@@ -239,7 +240,9 @@ std::vector<Value> view_elements(DictView* view) {
 
 Value view_repr(Interp& I, Args& a, Object*) {
   DictView* view = self_view(I, a, "__repr__");
-  const char* name = view->kind == ViewKind::Keys ? "dict_keys" : view->kind == ViewKind::Values ? "dict_values" : "dict_items";
+  const char* name = view->kind == ViewKind::Keys     ? "dict_keys"
+                     : view->kind == ViewKind::Values ? "dict_values"
+                                                      : "dict_items";
   return str_value(fmt::format("{}({})", name, I.repr(new_list(view_elements(view)))));
 }
 

@@ -40,9 +40,9 @@ struct FileObj final : NativeData {
   FILE* fp = nullptr;
   std::string name, mode;
   bool readable = false, writable = false;
-  bool translate = true;   // universal newlines on read (newline=None)
-  std::string write_nl;    // what "\n" becomes on write ("\n" unless newline= says otherwise)
-  std::string buf;         // raw bytes read but not yet consumed: buf[pos..]
+  bool translate = true;  // universal newlines on read (newline=None)
+  std::string write_nl;   // what "\n" becomes on write ("\n" unless newline= says otherwise)
+  std::string buf;        // raw bytes read but not yet consumed: buf[pos..]
   size_t pos = 0;
   bool at_eof = false;
   bool last_was_write = false;
@@ -185,8 +185,7 @@ std::string read_line(FileObj* f, int64_t limit) {
       }
     }
     if (!read_char(f, out)) break;
-    if (out.back() == '\n' || (!f->translate && out.back() == '\r' && f->buf.compare(f->pos, 1, "\n") != 0))
-      break;
+    if (out.back() == '\n' || (!f->translate && out.back() == '\r' && f->buf.compare(f->pos, 1, "\n") != 0)) break;
   }
   return out;
 }
@@ -256,8 +255,7 @@ Value file_write(Interp& I, Args& a, Object*) {
   Value v[1];
   Args rest = method_args(a);
   bind_positional(I, "write", rest, 1, 1, v);
-  if (!v[0].is(Kind::Str))
-    raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(v[0])));
+  if (!v[0].is(Kind::Str)) raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(v[0])));
   write_text(I, f, v[0].as<Str>()->s);
   return Value::integer(static_cast<int64_t>(v[0].as<Str>()->length()));
 }
@@ -271,7 +269,8 @@ Value file_writelines(Interp& I, Args& a, Object*) {
   Value line;
   while (I.next(it, line)) {
     tick(I);
-    if (!line.is(Kind::Str)) raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(line)));
+    if (!line.is(Kind::Str))
+      raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(line)));
     if (!f->fp) raise_value_error(I, "I/O operation on closed file.");
     write_text(I, f, line.as<Str>()->s);
   }
@@ -369,8 +368,8 @@ Value file_exit(Interp& I, Args& a, Object* d) {
 
 Value file_repr(Interp& I, Args& a, Object*) {
   FileObj* f = self_file(I, a, "__repr__");
-  return str_value(fmt::format("<_io.TextIOWrapper name={} mode={} encoding='UTF-8'>", str_repr(f->name),
-                               str_repr(f->mode)));
+  return str_value(
+      fmt::format("<_io.TextIOWrapper name={} mode={} encoding='UTF-8'>", str_repr(f->name), str_repr(f->mode)));
 }
 
 Value file_closed(Interp& I, Args& a, Object*) { return Value::boolean(self_file(I, a, "closed")->fp == nullptr); }
@@ -420,8 +419,7 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
   if (text && binary) raise_value_error(I, "can't have text and binary mode at once");
   int kinds = creating + reading_ + writing_ + appending;
   if (kinds > 1) raise_value_error(I, "must have exactly one of create/read/write/append mode");
-  if (kinds == 0)
-    raise_value_error(I, "Must have exactly one of create/read/write/append mode and at most one plus");
+  if (kinds == 0) raise_value_error(I, "Must have exactly one of create/read/write/append mode and at most one plus");
   if (binary) raise_value_error(I, "binary mode is not supported: MSL files are text (UTF-8)");
   if (given_not_none(v[3])) {
     Str* enc = arg_str(I, v[3], "open() argument 'encoding'");
@@ -434,8 +432,8 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
       raise_value_error(I, fmt::format("illegal newline value: {}", newline_arg));
   }
 
-  const char* cmode = reading_ ? (updating ? "r+" : "r")
-                      : writing_ ? (updating ? "w+" : "w")
+  const char* cmode = reading_    ? (updating ? "r+" : "r")
+                      : writing_  ? (updating ? "w+" : "w")
                       : appending ? (updating ? "a+" : "a")
                                   : (updating ? "w+x" : "wx");
   errno = 0;
@@ -446,6 +444,8 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
     std::fclose(fp);
     raise_os_error(I, EISDIR, path);
   }
+  // Python positions append-mode files at the end (C leaves "a+" reads at 0).
+  if (appending) std::fseek(fp, 0, SEEK_END);
   Ref<FileObj> f(new FileObj(Ref<Class>(static_cast<Class*>(data))));
   f->fp = fp;
   f->name = path;
@@ -470,12 +470,24 @@ void init_file_object(Interp& I) {
     NativeFn fn;
   };
   static const Entry kMethods[] = {
-      {"read", file_read},         {"readline", file_readline}, {"readlines", file_readlines},
-      {"write", file_write},       {"writelines", file_writelines}, {"close", file_close},
-      {"flush", file_flush},       {"tell", file_tell},         {"seek", file_seek},
-      {"readable", file_readable}, {"writable", file_writable}, {"seekable", file_seekable},
-      {"fileno", file_fileno},     {"__iter__", file_iter},     {"__next__", file_next},
-      {"__enter__", file_enter},   {"__exit__", file_exit},     {"__repr__", file_repr},
+      {"read", file_read},
+      {"readline", file_readline},
+      {"readlines", file_readlines},
+      {"write", file_write},
+      {"writelines", file_writelines},
+      {"close", file_close},
+      {"flush", file_flush},
+      {"tell", file_tell},
+      {"seek", file_seek},
+      {"readable", file_readable},
+      {"writable", file_writable},
+      {"seekable", file_seekable},
+      {"fileno", file_fileno},
+      {"__iter__", file_iter},
+      {"__next__", file_next},
+      {"__enter__", file_enter},
+      {"__exit__", file_exit},
+      {"__repr__", file_repr},
   };
   for (const Entry& e : kMethods) I.def_method(c, e.name, e.fn);
   static const Entry kProperties[] = {

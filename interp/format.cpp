@@ -68,8 +68,8 @@ void split_scientific(std::string_view s, std::string& digits, int& decpt) {
 
 // Port of the layout half of CPython's format_float_short (Python/pystrtod.c)
 // for the 'g' and 'r' codes; `digits` has no trailing zeros.
-std::string layout_digits(const std::string& digits, int decpt, char code, int64_t precision, bool add_dot0,
-                          bool alt, bool upper) {
+std::string layout_digits(const std::string& digits, int decpt, char code, int64_t precision, bool add_dot0, bool alt,
+                          bool upper) {
   int64_t digits_len = static_cast<int64_t>(digits.size());
   int64_t vdigits_end = digits_len;
   bool use_exp = false;
@@ -137,19 +137,26 @@ std::string float_body(double x, char type, int64_t precision, bool alt) {
     case 'e':
     case 'E':
     case 'f':
-    case 'F': {
-      char fmt[8] = {'%', 0};
-      size_t k = 1;
-      if (alt) fmt[k++] = '#';
-      fmt[k++] = '.';
-      fmt[k++] = '*';
-      fmt[k++] = type;
-      fmt[k] = 0;
-      return c_format(fmt, prec, x);
-    }
+    case 'F':
     case '%': {
-      std::string s = c_format(alt ? "%#.*f" : "%.*f", prec, x * 100.0);
-      s.push_back('%');
+      double v = type == '%' ? x * 100.0 : x;
+      std::string s;
+      if (alt) {
+        // to_chars has no '#' form; printf's is the same text.
+        char fmt[8] = {'%', '#', '.', '*', type == '%' ? 'f' : type, 0};
+        s = c_format(fmt, prec, v);
+      } else {
+        // std::to_chars with a precision is exact like printf, and much faster.
+        bool fixed = type == 'f' || type == 'F' || type == '%';
+        s.resize(static_cast<size_t>(prec) + (fixed ? 320 : 16));
+        auto r = std::to_chars(s.data(), s.data() + s.size(), v,
+                               fixed ? std::chars_format::fixed : std::chars_format::scientific, prec);
+        s.resize(static_cast<size_t>(r.ptr - s.data()));
+        if (type == 'E')
+          for (char& c : s)
+            if (c == 'e') c = 'E';
+      }
+      if (type == '%') s.push_back('%');
       return s;
     }
     case 'g':
@@ -158,7 +165,15 @@ std::string float_body(double x, char type, int64_t precision, bool alt) {
       if (prec == 0) prec = 1;
       std::string digits;
       int decpt;
-      split_scientific(c_format("%.*e", prec - 1, x), digits, decpt);
+      char buf[400];
+      std::string_view sci;
+      if (prec - 1 < 360) {
+        auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific, prec - 1);
+        sci = std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+        split_scientific(sci, digits, decpt);
+      } else {
+        split_scientific(c_format("%.*e", prec - 1, x), digits, decpt);
+      }
       return layout_digits(digits, decpt, 'g', prec, type == 'R', alt, upper);
     }
     default: {  // 'r'
@@ -259,6 +274,7 @@ std::string pad_text(Interp& I, std::string_view s, size_t len, int64_t width, c
   if (width <= static_cast<int64_t>(len)) return std::string(s);
   size_t pad = static_cast<size_t>(width) - len;
   std::string fill_text = unicode::encode(fill);
+  check_result_size(I, pad);  // first on its own, so the product below cannot wrap
   check_result_size(I, static_cast<uint64_t>(pad) * fill_text.size() + s.size());
   size_t left = 0;
   if (align == '>' || align == '=')
@@ -358,13 +374,22 @@ Spec parse_spec(Interp& I, std::string_view text, char default_align, const std:
   if (end - pos == 1) sp.type = s[pos];
   if (sp.grouping) {
     switch (sp.type) {
-      case 'd': case 'e': case 'f': case 'g': case 'E': case 'G': case '%': case 'F': case 0:
-        break;
-      case 'b': case 'o': case 'x': case 'X':
+      case 'd':
+      case 'e':
+      case 'f':
+      case 'g':
+      case 'E':
+      case 'G':
+      case '%':
+      case 'F':
+      case 0: break;
+      case 'b':
+      case 'o':
+      case 'x':
+      case 'X':
         if (sp.grouping == '_') break;
         [[fallthrough]];
-      default:
-        raise_value_error(I, fmt::format("Cannot specify '{}' with '{}'.", sp.grouping, code_text(sp.type)));
+      default: raise_value_error(I, fmt::format("Cannot specify '{}' with '{}'.", sp.grouping, code_text(sp.type)));
     }
   }
   if (sp.align == 0) sp.align = default_align;
@@ -408,8 +433,8 @@ std::string group_digits(const std::string& digits, char sep, size_t group, int6
 
 // Lays out sign, prefix, grouped integer digits and the rest of a number,
 // then pads it to the requested width.
-std::string layout_number(Interp& I, const Spec& sp, bool negative, std::string_view prefix,
-                          const std::string& intpart, std::string_view rest, size_t group) {
+std::string layout_number(Interp& I, const Spec& sp, bool negative, std::string_view prefix, const std::string& intpart,
+                          std::string_view rest, size_t group) {
   std::string sign;
   if (negative)
     sign = "-";
@@ -428,7 +453,8 @@ std::string layout_number(Interp& I, const Spec& sp, bool negative, std::string_
   size_t len = head.size() + digits.size() + rest.size();  // all ASCII
   std::string body = digits + std::string(rest);
   if (sp.width <= static_cast<int64_t>(len)) return head + body;
-  if (sp.align == '=') return head + pad_text(I, body, body.size(), sp.width - static_cast<int64_t>(head.size()), '>', sp.fill);
+  if (sp.align == '=')
+    return head + pad_text(I, body, body.size(), sp.width - static_cast<int64_t>(head.size()), '>', sp.fill);
   return pad_text(I, head + body, len, sp.width, sp.align, sp.fill);
 }
 
@@ -439,11 +465,26 @@ std::string format_int(Interp& I, int64_t v, const Spec& sp, const std::string& 
   const char* prefix = "";
   bool upper = false;
   switch (sp.type) {
-    case 'b': base = 2; prefix = "0b"; break;
-    case 'o': base = 8; prefix = "0o"; break;
-    case 'x': base = 16; prefix = "0x"; break;
-    case 'X': base = 16; prefix = "0X"; upper = true; break;
-    case 'd': case 'n': case 0: break;
+    case 'b':
+      base = 2;
+      prefix = "0b";
+      break;
+    case 'o':
+      base = 8;
+      prefix = "0o";
+      break;
+    case 'x':
+      base = 16;
+      prefix = "0x";
+      break;
+    case 'X':
+      base = 16;
+      prefix = "0X";
+      upper = true;
+      break;
+    case 'd':
+    case 'n':
+    case 0: break;
     case 'c': {
       if (sp.sign) raise_value_error(I, "Sign not allowed with integer format specifier 'c'");
       if (sp.alt) raise_value_error(I, "Alternate form (#) not allowed with integer format specifier 'c'");
@@ -462,7 +503,13 @@ std::string format_float(Interp& I, double x, const Spec& sp, const std::string&
   switch (sp.type) {
     case 0: type = sp.precision < 0 ? 'r' : 'R'; break;
     case 'n': type = 'g'; break;
-    case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case '%': type = static_cast<char>(sp.type); break;
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F':
+    case 'g':
+    case 'G':
+    case '%': type = static_cast<char>(sp.type); break;
     default: unknown_code(I, sp.type, tname);
   }
   if (sp.precision > INT_MAX) raise_value_error(I, "precision too big");
@@ -511,17 +558,20 @@ std::string format_value(Interp& I, const Value& v, std::string_view spec) {
       const char* tname = is_bool ? "bool" : "int";
       Spec sp = parse_spec(I, spec, '>', tname);
       switch (sp.type) {
-        case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case '%':
-          return format_float(I, static_cast<double>(n), sp, tname);
-        default:
-          return format_int(I, n, sp, tname);
+        case 'e':
+        case 'E':
+        case 'f':
+        case 'F':
+        case 'g':
+        case 'G':
+        case '%': return format_float(I, static_cast<double>(n), sp, tname);
+        default: return format_int(I, n, sp, tname);
       }
     }
     case Tag::Float:
       if (spec.empty()) return float_repr(v.as_float());
       return format_float(I, v.as_float(), parse_spec(I, spec, '>', "float"), "float");
-    default:
-      break;
+    default: break;
   }
   if (v.is(Kind::Str)) {
     if (spec.empty()) return v.as<Str>()->s;
@@ -535,8 +585,7 @@ std::string format_value(Interp& I, const Value& v, std::string_view spec) {
       if (c->dict.find(I.names().__format__)) {
         Value arg = str_value(std::string(spec));
         Value r = I.call_method(v, I.names().__format__, std::span<Value>(&arg, 1));
-        if (!r.is(Kind::Str))
-          raise_type_error(I, fmt::format("__format__ must return a str, not {}", I.type_name(r)));
+        if (!r.is(Kind::Str)) raise_type_error(I, fmt::format("__format__ must return a str, not {}", I.type_name(r)));
         return r.as<Str>()->s;
       }
     }

@@ -21,11 +21,11 @@ namespace msl {
 
 namespace {
 
-template <class Less>
-void merge_sort(std::vector<uint32_t>& idx, std::vector<uint32_t>& tmp, size_t lo, size_t hi, Less& less) {
+template <class T, class Less>
+void merge_sort(std::vector<T>& idx, std::vector<T>& tmp, size_t lo, size_t hi, Less& less) {
   if (hi - lo <= 12) {
     for (size_t i = lo + 1; i < hi; ++i) {
-      uint32_t x = idx[i];
+      T x = idx[i];
       size_t j = i;
       while (j > lo && less(x, idx[j - 1])) {
         idx[j] = idx[j - 1];
@@ -88,6 +88,29 @@ std::vector<uint32_t> sorted_order(size_t n, Less less) {
   return idx;
 }
 
+// Sorts by a numeric key stored next to the index, so comparisons touch
+// contiguous memory instead of chasing each Value.
+template <class K>
+std::vector<uint32_t> sorted_order_numeric(const std::vector<Value>& kv, K (*get)(const Value&)) {
+  struct Item {
+    K key;
+    uint32_t idx;
+  };
+  size_t n = kv.size();
+  std::vector<Item> items(n), tmp(n);
+  for (size_t i = 0; i < n; ++i) items[i] = Item{get(kv[i]), static_cast<uint32_t>(i)};
+  auto less = [](const Item& a, const Item& b) { return a.key < b.key; };
+  bool ordered = true;  // `<` is a strict weak order unless a nan is present
+  for (const Item& it : items) ordered = ordered && it.key == it.key;
+  if (ordered)
+    std::stable_sort(items.begin(), items.end(), less);
+  else
+    merge_sort(items, tmp, 0, n, less);
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
+  return order;
+}
+
 }  // namespace
 
 void sort_values(Interp& I, std::vector<Value>& items, const Value& key, bool reverse) {
@@ -118,9 +141,9 @@ void sort_values(Interp& I, std::vector<Value>& items, const Value& key, bool re
   const std::vector<Value>& kv = work_keys;
   std::vector<uint32_t> order;
   if (all_int) {
-    order = sorted_order(n, [&](uint32_t a, uint32_t b) { return kv[a].as_int() < kv[b].as_int(); });
+    order = sorted_order_numeric<int64_t>(kv, [](const Value& v) { return v.as_int(); });
   } else if (all_float) {
-    order = sorted_order(n, [&](uint32_t a, uint32_t b) { return kv[a].as_float() < kv[b].as_float(); });
+    order = sorted_order_numeric<double>(kv, [](const Value& v) { return v.as_float(); });
   } else if (all_str) {
     // UTF-8 byte order is code-point order, which is Python's str order.
     order = sorted_order(n, [&](uint32_t a, uint32_t b) { return kv[a].as<Str>()->s < kv[b].as<Str>()->s; });

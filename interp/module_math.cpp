@@ -47,9 +47,10 @@ Value math_1(Interp& I, Args& a, const char* name, double (*f)(double), bool can
   return Value::number(r);
 }
 
-#define MATH_FUNC1(pyname, cfunc, can_overflow)                                        \
-  Value math_##pyname(Interp& I, Args& a, Object*) {                                  \
-    return math_1(I, a, #pyname, [](double x) { return cfunc(x); }, can_overflow);    \
+#define MATH_FUNC1(pyname, cfunc, can_overflow)                          \
+  Value math_##pyname(Interp& I, Args& a, Object*) {                     \
+    return math_1(                                                       \
+        I, a, #pyname, [](double x) { return cfunc(x); }, can_overflow); \
   }
 
 MATH_FUNC1(sqrt, std::sqrt, false)
@@ -88,13 +89,32 @@ constexpr double kLanczosNum[kLanczosN] = {
     2876370.6289353724412254090516208496135991145378768, 186056.26539522349504029498971604569928220784236328,
     8071.6720023658162106380029022722506138218516325024, 210.82427775157934587250973392071336271166969580291,
     2.5066282746310002701649081771338373386264310793408};
-constexpr double kLanczosDen[kLanczosN] = {0.0,      39916800.0, 120543840.0, 150917976.0, 105258076.0,
+constexpr double kLanczosDen[kLanczosN] = {0.0,        39916800.0, 120543840.0, 150917976.0, 105258076.0,
                                            45995730.0, 13339535.0, 2637558.0,   357423.0,    32670.0,
                                            1925.0,     66.0,       1.0};
-constexpr double kGammaIntegral[23] = {
-    1.0, 1.0, 2.0, 6.0, 24.0, 120.0, 720.0, 5040.0, 40320.0, 362880.0, 3628800.0, 39916800.0, 479001600.0,
-    6227020800.0, 87178291200.0, 1307674368000.0, 20922789888000.0, 355687428096000.0, 6402373705728000.0,
-    121645100408832000.0, 2432902008176640000.0, 51090942171709440000.0, 1124000727777607680000.0};
+constexpr double kGammaIntegral[23] = {1.0,
+                                       1.0,
+                                       2.0,
+                                       6.0,
+                                       24.0,
+                                       120.0,
+                                       720.0,
+                                       5040.0,
+                                       40320.0,
+                                       362880.0,
+                                       3628800.0,
+                                       39916800.0,
+                                       479001600.0,
+                                       6227020800.0,
+                                       87178291200.0,
+                                       1307674368000.0,
+                                       20922789888000.0,
+                                       355687428096000.0,
+                                       6402373705728000.0,
+                                       121645100408832000.0,
+                                       2432902008176640000.0,
+                                       51090942171709440000.0,
+                                       1124000727777607680000.0};
 constexpr double kPi = 3.141592653589793238462643383279502884197;
 constexpr double kLogPi = 1.144729885849400174143427351353058711647;
 
@@ -356,13 +376,9 @@ Value math_modf(Interp& I, Args& a, Object*) {
   return new_tuple({Value::number(frac), Value::number(ip)});
 }
 
-Value math_degrees(Interp& I, Args& a, Object*) {
-  return Value::number(one_float(I, a, "degrees") * (180.0 / M_PI));
-}
+Value math_degrees(Interp& I, Args& a, Object*) { return Value::number(one_float(I, a, "degrees") * (180.0 / M_PI)); }
 
-Value math_radians(Interp& I, Args& a, Object*) {
-  return Value::number(one_float(I, a, "radians") * (M_PI / 180.0));
-}
+Value math_radians(Interp& I, Args& a, Object*) { return Value::number(one_float(I, a, "radians") * (M_PI / 180.0)); }
 
 // floor/ceil/trunc: ints stay ints, floats become ints, objects may define
 // __floor__/__ceil__/__trunc__.
@@ -382,9 +398,15 @@ Value round_to_int(Interp& I, Args& a, const char* name, double (*f)(double)) {
   return Value::integer(float_to_int(I, f(arg_float(I, x))));
 }
 
-Value math_floor(Interp& I, Args& a, Object*) { return round_to_int(I, a, "floor", [](double x) { return std::floor(x); }); }
-Value math_ceil(Interp& I, Args& a, Object*) { return round_to_int(I, a, "ceil", [](double x) { return std::ceil(x); }); }
-Value math_trunc(Interp& I, Args& a, Object*) { return round_to_int(I, a, "trunc", [](double x) { return std::trunc(x); }); }
+Value math_floor(Interp& I, Args& a, Object*) {
+  return round_to_int(I, a, "floor", [](double x) { return std::floor(x); });
+}
+Value math_ceil(Interp& I, Args& a, Object*) {
+  return round_to_int(I, a, "ceil", [](double x) { return std::ceil(x); });
+}
+Value math_trunc(Interp& I, Args& a, Object*) {
+  return round_to_int(I, a, "trunc", [](double x) { return std::trunc(x); });
+}
 
 Value math_isnan(Interp& I, Args& a, Object*) { return Value::boolean(std::isnan(one_float(I, a, "isnan"))); }
 Value math_isinf(Interp& I, Args& a, Object*) { return Value::boolean(std::isinf(one_float(I, a, "isinf"))); }
@@ -667,20 +689,34 @@ void init_module_math(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kFunctions[] = {
-      {"sqrt", math_sqrt},     {"exp", math_exp},           {"exp2", math_exp2},       {"expm1", math_expm1},
-      {"log", math_log},       {"log2", math_log2},         {"log10", math_log10},     {"log1p", math_log1p},
-      {"pow", math_pow},       {"sin", math_sin},           {"cos", math_cos},         {"tan", math_tan},
-      {"asin", math_asin},     {"acos", math_acos},         {"atan", math_atan},       {"atan2", math_atan2},
-      {"sinh", math_sinh},     {"cosh", math_cosh},         {"tanh", math_tanh},       {"asinh", math_asinh},
-      {"acosh", math_acosh},   {"atanh", math_atanh},       {"fabs", math_fabs},       {"erf", math_erf},
-      {"erfc", math_erfc},     {"gamma", math_gamma},       {"lgamma", math_lgamma},   {"cbrt", math_cbrt},
-      {"floor", math_floor},   {"ceil", math_ceil},         {"trunc", math_trunc},     {"isnan", math_isnan},
-      {"isinf", math_isinf},   {"isfinite", math_isfinite}, {"isclose", math_isclose}, {"gcd", math_gcd},
-      {"lcm", math_lcm},       {"factorial", math_factorial}, {"comb", math_comb},     {"perm", math_perm},
-      {"isqrt", math_isqrt},   {"hypot", math_hypot},       {"dist", math_dist},       {"degrees", math_degrees},
-      {"radians", math_radians}, {"copysign", math_copysign}, {"fmod", math_fmod},     {"remainder", math_remainder},
-      {"ldexp", math_ldexp},   {"frexp", math_frexp},       {"modf", math_modf},       {"fsum", math_fsum},
-      {"prod", math_prod},     {"nextafter", math_nextafter}, {"ulp", math_ulp},
+      {"sqrt", math_sqrt},       {"exp", math_exp},
+      {"exp2", math_exp2},       {"expm1", math_expm1},
+      {"log", math_log},         {"log2", math_log2},
+      {"log10", math_log10},     {"log1p", math_log1p},
+      {"pow", math_pow},         {"sin", math_sin},
+      {"cos", math_cos},         {"tan", math_tan},
+      {"asin", math_asin},       {"acos", math_acos},
+      {"atan", math_atan},       {"atan2", math_atan2},
+      {"sinh", math_sinh},       {"cosh", math_cosh},
+      {"tanh", math_tanh},       {"asinh", math_asinh},
+      {"acosh", math_acosh},     {"atanh", math_atanh},
+      {"fabs", math_fabs},       {"erf", math_erf},
+      {"erfc", math_erfc},       {"gamma", math_gamma},
+      {"lgamma", math_lgamma},   {"cbrt", math_cbrt},
+      {"floor", math_floor},     {"ceil", math_ceil},
+      {"trunc", math_trunc},     {"isnan", math_isnan},
+      {"isinf", math_isinf},     {"isfinite", math_isfinite},
+      {"isclose", math_isclose}, {"gcd", math_gcd},
+      {"lcm", math_lcm},         {"factorial", math_factorial},
+      {"comb", math_comb},       {"perm", math_perm},
+      {"isqrt", math_isqrt},     {"hypot", math_hypot},
+      {"dist", math_dist},       {"degrees", math_degrees},
+      {"radians", math_radians}, {"copysign", math_copysign},
+      {"fmod", math_fmod},       {"remainder", math_remainder},
+      {"ldexp", math_ldexp},     {"frexp", math_frexp},
+      {"modf", math_modf},       {"fsum", math_fsum},
+      {"prod", math_prod},       {"nextafter", math_nextafter},
+      {"ulp", math_ulp},
   };
   for (const Entry& e : kFunctions) I.def_native(&m, e.name, e.fn);
   m.set(I.intern("pi"), Value::number(M_PI));

@@ -137,8 +137,8 @@ Value path_join(Interp& I, Args& a, Object*) {
   std::string out;
   for (size_t i = 0; i < a.pos.size(); ++i) {
     if (!a.pos[i].is(Kind::Str))
-      raise_type_error(I, fmt::format("join() argument must be str, bytes, or os.PathLike object, not '{}'",
-                                      I.type_name(a.pos[i])));
+      raise_type_error(
+          I, fmt::format("join() argument must be str, bytes, or os.PathLike object, not '{}'", I.type_name(a.pos[i])));
     out = i == 0 ? a.pos[i].as<Str>()->s : join2(out, a.pos[i].as<Str>()->s);
   }
   return str_value(std::move(out));
@@ -423,10 +423,10 @@ void init_module_os_path(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kFunctions[] = {
-      {"join", path_join},         {"exists", path_exists},     {"isdir", path_isdir},
-      {"isfile", path_isfile},     {"islink", path_islink},     {"getsize", path_getsize},
-      {"getmtime", path_getmtime}, {"basename", path_basename}, {"dirname", path_dirname},
-      {"split", path_split},       {"splitext", path_splitext}, {"normpath", path_normpath},
+      {"join", path_join},         {"exists", path_exists},         {"isdir", path_isdir},
+      {"isfile", path_isfile},     {"islink", path_islink},         {"getsize", path_getsize},
+      {"getmtime", path_getmtime}, {"basename", path_basename},     {"dirname", path_dirname},
+      {"split", path_split},       {"splitext", path_splitext},     {"normpath", path_normpath},
       {"abspath", path_abspath},   {"expanduser", path_expanduser}, {"isabs", path_isabs},
       {"realpath", path_realpath}, {"relpath", path_relpath},
   };
@@ -440,10 +440,10 @@ void init_module_os(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kFunctions[] = {
-      {"getcwd", os_getcwd},       {"chdir", os_chdir},   {"listdir", os_listdir}, {"mkdir", os_mkdir},
-      {"makedirs", os_makedirs},   {"remove", os_remove}, {"unlink", os_remove},   {"rmdir", os_rmdir},
-      {"rename", os_rename},       {"replace", os_rename}, {"getenv", os_getenv},  {"cpu_count", os_cpu_count},
-      {"getpid", os_getpid},       {"walk", os_walk},
+      {"getcwd", os_getcwd},     {"chdir", os_chdir},    {"listdir", os_listdir}, {"mkdir", os_mkdir},
+      {"makedirs", os_makedirs}, {"remove", os_remove},  {"unlink", os_remove},   {"rmdir", os_rmdir},
+      {"rename", os_rename},     {"replace", os_rename}, {"getenv", os_getenv},   {"cpu_count", os_cpu_count},
+      {"getpid", os_getpid},     {"walk", os_walk},
   };
   for (const Entry& e : kFunctions) I.def_native(&m, e.name, e.fn);
   m.set(I.intern("sep"), str_value("/"));

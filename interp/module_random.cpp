@@ -140,7 +140,8 @@ Value random_getrandbits(Interp& I, Args& a, Object*) {
 int64_t range_arg(Interp& I, const Value& v, const char* which) {
   if (v.is_float()) {
     double d = v.as_float();
-    if (d != std::floor(d) || !std::isfinite(d)) raise_value_error(I, fmt::format("non-integer {} for randrange()", which));
+    if (d != std::floor(d) || !std::isfinite(d))
+      raise_value_error(I, fmt::format("non-integer {} for randrange()", which));
     if (std::fabs(d) >= 9.2e18) raise_exc(I, "OverflowError", "integer overflow");
     return static_cast<int64_t>(d);
   }
@@ -158,9 +159,10 @@ int64_t randrange_impl(Interp& I, RandomState* r, const Value& start, const Valu
   __int128 width = static_cast<__int128>(istop) - istart;
   int64_t istep = given(step) ? range_arg(I, step, "step") : 1;
   if (istep == 1) {
-    if (width > 0) return static_cast<int64_t>(istart + static_cast<__int128>(randbelow(I, r, static_cast<uint64_t>(width))));
-    raise_value_error(I, fmt::format("empty range for randrange() ({}, {}, {})", istart, istop,
-                                     static_cast<int64_t>(width)));
+    if (width > 0)
+      return static_cast<int64_t>(istart + static_cast<__int128>(randbelow(I, r, static_cast<uint64_t>(width))));
+    raise_value_error(
+        I, fmt::format("empty range for randrange() ({}, {}, {})", istart, istop, static_cast<int64_t>(width)));
   }
   __int128 n;
   if (istep > 0) {
@@ -254,8 +256,7 @@ Value random_sample(Interp& I, Args& a, Object*) {
   Args rest = method_args(a);
   bind_args(I, "sample", rest, {"population", "k", "counts"}, 2, v, 2);
   const Value& pop = v[0];
-  if (!is_sequence(I, pop))
-    raise_type_error(I, "Population must be a sequence.  For dicts or sets, use sorted(d).");
+  if (!is_sequence(I, pop)) raise_type_error(I, "Population must be a sequence.  For dicts or sets, use sorted(d).");
   if (given_not_none(v[2])) raise_type_error(I, "sample() counts= is not supported in MSL");
   int64_t n = I.len(pop);
   int64_t k = arg_index(I, v[1]);
@@ -263,7 +264,8 @@ Value random_sample(Interp& I, Args& a, Object*) {
   check_result_size(I, static_cast<uint64_t>(k), kMaxResultItems);
   std::vector<Value> result(static_cast<size_t>(k));
   int64_t setsize = 21;
-  if (k > 5) setsize += static_cast<int64_t>(std::pow(4.0, std::ceil(std::log(static_cast<double>(k * 3)) / std::log(4.0))));
+  if (k > 5)
+    setsize += static_cast<int64_t>(std::pow(4.0, std::ceil(std::log(static_cast<double>(k * 3)) / std::log(4.0))));
   if (n <= setsize) {
     std::vector<Value> pool = I.to_vector(pop);
     for (int64_t i = 0; i < k; ++i) {
@@ -310,7 +312,8 @@ Value random_choices(Interp& I, Args& a, Object*) {
   if (given_not_none(v[2])) {
     for (const Value& w : I.to_vector(v[2])) cum.push_back(arg_float(I, w));
   } else {
-    if (v[1].is_int()) raise_type_error(I, fmt::format("The number of choices must be a keyword argument: k={}", v[1].as_int()));
+    if (v[1].is_int())
+      raise_type_error(I, fmt::format("The number of choices must be a keyword argument: k={}", v[1].as_int()));
     double acc = 0;
     bool first = true;
     for (const Value& w : I.to_vector(v[1])) {
@@ -319,7 +322,8 @@ Value random_choices(Interp& I, Args& a, Object*) {
       cum.push_back(acc);
     }
   }
-  if (static_cast<int64_t>(cum.size()) != n) raise_value_error(I, "The number of weights does not match the population");
+  if (static_cast<int64_t>(cum.size()) != n)
+    raise_value_error(I, "The number of weights does not match the population");
   double total = cum.empty() ? 0.0 : cum.back();
   if (total <= 0.0) raise_value_error(I, "Total of weights must be greater than zero");
   if (!std::isfinite(total)) raise_value_error(I, "Total of weights must be finite");
@@ -447,7 +451,8 @@ Value random_setstate(Interp& I, Args& a, Object*) {
   auto& words = parts[1].as<Tuple>()->items;
   if (words.size() != MersenneTwister::N + 1) bad();
   uint32_t raw[MersenneTwister::N];
-  for (int i = 0; i < MersenneTwister::N; ++i) raw[i] = static_cast<uint32_t>(arg_index(I, words[static_cast<size_t>(i)]));
+  for (int i = 0; i < MersenneTwister::N; ++i)
+    raw[i] = static_cast<uint32_t>(arg_index(I, words[static_cast<size_t>(i)]));
   int64_t mti = arg_index(I, words.back());
   if (mti < 0 || mti > MersenneTwister::N) raise_value_error(I, "invalid state");
   r->mt.set_state(raw, static_cast<int>(mti));
@@ -465,12 +470,23 @@ void init_module_random(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kMethods[] = {
-      {"seed", random_seed},           {"random", random_random},         {"getrandbits", random_getrandbits},
-      {"randrange", random_randrange}, {"randint", random_randint},       {"uniform", random_uniform},
-      {"choice", random_choice},       {"choices", random_choices},       {"shuffle", random_shuffle},
-      {"sample", random_sample},       {"gauss", random_gauss},           {"normalvariate", random_normalvariate},
-      {"lognormvariate", random_lognormvariate}, {"expovariate", random_expovariate},
-      {"triangular", random_triangular}, {"getstate", random_getstate}, {"setstate", random_setstate},
+      {"seed", random_seed},
+      {"random", random_random},
+      {"getrandbits", random_getrandbits},
+      {"randrange", random_randrange},
+      {"randint", random_randint},
+      {"uniform", random_uniform},
+      {"choice", random_choice},
+      {"choices", random_choices},
+      {"shuffle", random_shuffle},
+      {"sample", random_sample},
+      {"gauss", random_gauss},
+      {"normalvariate", random_normalvariate},
+      {"lognormvariate", random_lognormvariate},
+      {"expovariate", random_expovariate},
+      {"triangular", random_triangular},
+      {"getstate", random_getstate},
+      {"setstate", random_setstate},
   };
   for (const Entry& e : kMethods) I.def_method(cls.get(), e.name, e.fn);
   cls->dict.set(I.names().__new__, make<Native>("Random", random_new).value());

@@ -53,7 +53,8 @@ Value stream_writelines(Interp& I, Args& a, Object*) {
   Value it = I.iter(v[0]);
   Value line;
   while (I.next(it, line)) {
-    if (!line.is(Kind::Str)) raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(line)));
+    if (!line.is(Kind::Str))
+      raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(line)));
     if (s->is_stderr)
       I.write_err(line.as<Str>()->s);
     else
@@ -74,8 +75,8 @@ Value stream_isatty(Interp& I, Args& a, Object*) {
 
 Value stream_repr(Interp& I, Args& a, Object*) {
   StdStream* s = self_stream(I, a, "__repr__");
-  return str_value(fmt::format("<_io.TextIOWrapper name='<{}>' mode='w' encoding='utf-8'>",
-                               s->is_stderr ? "stderr" : "stdout"));
+  return str_value(
+      fmt::format("<_io.TextIOWrapper name='<{}>' mode='w' encoding='utf-8'>", s->is_stderr ? "stderr" : "stdout"));
 }
 
 Value stream_name(Interp& I, Args& a, Object*) {
@@ -127,13 +128,20 @@ Value sys_getsizeof(Interp& I, Args& a, Object*) {
   // An estimate in the spirit of CPython's: object header plus payload.
   const Value& x = v[0];
   int64_t n = 16;
-  if (x.is(Kind::Str)) n = 49 + static_cast<int64_t>(x.as<Str>()->s.size());
-  else if (x.is(Kind::List)) n = 56 + 8 * static_cast<int64_t>(x.as<List>()->items.capacity());
-  else if (x.is(Kind::Tuple)) n = 40 + 8 * static_cast<int64_t>(x.as<Tuple>()->items.size());
-  else if (x.is(Kind::Dict)) n = 64 + 24 * static_cast<int64_t>(x.as<Dict>()->map.entries().capacity());
-  else if (x.is(Kind::Set)) n = 216 + 24 * static_cast<int64_t>(x.as<Set>()->map.entries().capacity());
-  else if (x.is_int() || x.is_float() || x.is_bool()) n = 24 + (x.is_int() ? 4 : 0);
-  else if (x.is_obj()) n = 48;
+  if (x.is(Kind::Str))
+    n = 49 + static_cast<int64_t>(x.as<Str>()->s.size());
+  else if (x.is(Kind::List))
+    n = 56 + 8 * static_cast<int64_t>(x.as<List>()->items.capacity());
+  else if (x.is(Kind::Tuple))
+    n = 40 + 8 * static_cast<int64_t>(x.as<Tuple>()->items.size());
+  else if (x.is(Kind::Dict))
+    n = 64 + 24 * static_cast<int64_t>(x.as<Dict>()->map.entries().capacity());
+  else if (x.is(Kind::Set))
+    n = 216 + 24 * static_cast<int64_t>(x.as<Set>()->map.entries().capacity());
+  else if (x.is_int() || x.is_float() || x.is_bool())
+    n = 24 + (x.is_int() ? 4 : 0);
+  else if (x.is_obj())
+    n = 48;
   return Value::integer(n);
 }
 
@@ -154,7 +162,7 @@ void init_module_sys(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kStreamMethods[] = {
-      {"write", stream_write}, {"writelines", stream_writelines}, {"flush", stream_flush},
+      {"write", stream_write},   {"writelines", stream_writelines}, {"flush", stream_flush},
       {"isatty", stream_isatty}, {"__repr__", stream_repr},
   };
   for (const Entry& e : kStreamMethods) I.def_method(stream_cls.get(), e.name, e.fn);
@@ -196,22 +204,21 @@ void init_module_sys(Interp& I, Module& m) {
   m.set(I.intern("platform"), str_value("linux"));
 #endif
   m.set(I.intern("version"), str_value("3.11.0 (MSL 0.1.0)"));
-  m.set(I.intern("version_info"), new_tuple({Value::integer(3), Value::integer(11), Value::integer(0),
-                                             str_value("final"), Value::integer(0)}));
+  m.set(I.intern("version_info"),
+        new_tuple({Value::integer(3), Value::integer(11), Value::integer(0), str_value("final"), Value::integer(0)}));
   m.set(I.intern("implementation"), make_record(I, "implementation", {{"name", str_value("msl")}}));
-  m.set(I.intern("float_info"),
-        make_record(I, "float_info",
-                    {{"max", Value::number(DBL_MAX)},
-                     {"max_exp", Value::integer(DBL_MAX_EXP)},
-                     {"max_10_exp", Value::integer(DBL_MAX_10_EXP)},
-                     {"min", Value::number(DBL_MIN)},
-                     {"min_exp", Value::integer(DBL_MIN_EXP)},
-                     {"min_10_exp", Value::integer(DBL_MIN_10_EXP)},
-                     {"dig", Value::integer(DBL_DIG)},
-                     {"mant_dig", Value::integer(DBL_MANT_DIG)},
-                     {"epsilon", Value::number(DBL_EPSILON)},
-                     {"radix", Value::integer(FLT_RADIX)},
-                     {"rounds", Value::integer(1)}}));
+  m.set(I.intern("float_info"), make_record(I, "float_info",
+                                            {{"max", Value::number(DBL_MAX)},
+                                             {"max_exp", Value::integer(DBL_MAX_EXP)},
+                                             {"max_10_exp", Value::integer(DBL_MAX_10_EXP)},
+                                             {"min", Value::number(DBL_MIN)},
+                                             {"min_exp", Value::integer(DBL_MIN_EXP)},
+                                             {"min_10_exp", Value::integer(DBL_MIN_10_EXP)},
+                                             {"dig", Value::integer(DBL_DIG)},
+                                             {"mant_dig", Value::integer(DBL_MANT_DIG)},
+                                             {"epsilon", Value::number(DBL_EPSILON)},
+                                             {"radix", Value::integer(FLT_RADIX)},
+                                             {"rounds", Value::integer(1)}}));
 }
 
 }  // namespace msl

@@ -29,9 +29,9 @@ Value time_time(Interp& I, Args& a, Object*) {
 
 Value time_time_ns(Interp& I, Args& a, Object*) {
   bind_positional(I, "time_ns", a, 0, 0, nullptr);
-  return Value::integer(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count());
+  return Value::integer(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
 }
 
 Value time_monotonic(Interp& I, Args& a, Object*) {
@@ -41,9 +41,9 @@ Value time_monotonic(Interp& I, Args& a, Object*) {
 
 Value time_monotonic_ns(Interp& I, Args& a, Object*) {
   bind_positional(I, "monotonic_ns", a, 0, 0, nullptr);
-  return Value::integer(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count());
+  return Value::integer(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 Value time_process_time(Interp& I, Args& a, Object*) {
@@ -156,7 +156,8 @@ std::tm tm_from(Interp& I, const Value& v, const char* fname) {
 std::time_t time_arg(Interp& I, const Value& v) {
   if (!given_not_none(v)) return std::time(nullptr);
   double d = arg_float(I, v);
-  if (!std::isfinite(d) || std::fabs(d) > 1e15) raise_exc(I, "OverflowError", "timestamp out of range for platform time_t");
+  if (!std::isfinite(d) || std::fabs(d) > 1e15)
+    raise_exc(I, "OverflowError", "timestamp out of range for platform time_t");
   return static_cast<std::time_t>(std::floor(d));
 }
 
@@ -249,10 +250,17 @@ void init_module_time(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kFunctions[] = {
-      {"time", time_time},           {"time_ns", time_time_ns},         {"perf_counter", time_monotonic},
-      {"perf_counter_ns", time_monotonic_ns}, {"monotonic", time_monotonic}, {"monotonic_ns", time_monotonic_ns},
-      {"process_time", time_process_time}, {"sleep", time_sleep},     {"mktime", time_mktime},
-      {"strftime", time_strftime},   {"ctime", time_ctime},
+      {"time", time_time},
+      {"time_ns", time_time_ns},
+      {"perf_counter", time_monotonic},
+      {"perf_counter_ns", time_monotonic_ns},
+      {"monotonic", time_monotonic},
+      {"monotonic_ns", time_monotonic_ns},
+      {"process_time", time_process_time},
+      {"sleep", time_sleep},
+      {"mktime", time_mktime},
+      {"strftime", time_strftime},
+      {"ctime", time_ctime},
   };
   for (const Entry& e : kFunctions) I.def_native(&m, e.name, e.fn);
   I.def_native(&m, "localtime", time_localtime, Ref<Object>(st.get()));

@@ -62,8 +62,7 @@ void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t m
   size_t n = a.pos.size();
   if (n < min || n > max) {
     if (min == max) {
-      if (min == 1 && n != 1)
-        raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", fname, n));
+      if (min == 1 && n != 1) raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", fname, n));
       raise_type_error(I, fmt::format("{} expected {} argument{}, got {}", fname, min, plural(min), n));
     }
     if (n < min)
@@ -82,8 +81,7 @@ void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<cons
   size_t n = a.pos.size();
   if (n > npos) {
     size_t total = n + a.kw.size();
-    if (npos == 0)
-      raise_type_error(I, fmt::format("{}() takes no positional arguments", fname));
+    if (npos == 0) raise_type_error(I, fmt::format("{}() takes no positional arguments", fname));
     raise_type_error(I, fmt::format("{}() takes at most {} argument{} ({} given)", fname, npos, plural(npos), total));
   }
   if (n + a.kw.size() > nparams)
@@ -96,11 +94,10 @@ void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<cons
       if (key->s == name) break;
       ++idx;
     }
-    if (idx == nparams)
-      raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for {}()", key->s, fname));
+    if (idx == nparams) raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for {}()", key->s, fname));
     if (idx < n)
-      raise_type_error(
-          I, fmt::format("argument for {}() given by name ('{}') and position ({})", fname, key->s, idx + 1));
+      raise_type_error(I,
+                       fmt::format("argument for {}() given by name ('{}') and position ({})", fname, key->s, idx + 1));
     out[idx] = value;
   }
   size_t idx = 0;
@@ -114,10 +111,9 @@ void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<cons
 
 namespace {
 [[noreturn]] void bad_self(Interp& I, Args& a, const char* method, const char* type_name) {
-  if (a.pos.empty())
-    raise_type_error(I, fmt::format("unbound method {}.{}() needs an argument", type_name, method));
-  raise_type_error(I, fmt::format("descriptor '{}' for '{}' objects doesn't apply to a '{}' object", method,
-                                  type_name, I.type_name(a.pos[0])));
+  if (a.pos.empty()) raise_type_error(I, fmt::format("unbound method {}.{}() needs an argument", type_name, method));
+  raise_type_error(I, fmt::format("descriptor '{}' for '{}' objects doesn't apply to a '{}' object", method, type_name,
+                                  I.type_name(a.pos[0])));
 }
 }  // namespace
 

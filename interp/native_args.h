@@ -43,8 +43,7 @@ constexpr size_t kMaxResultItems = size_t(1) << 27;
 // FileNotFoundError "[Errno 2] No such file or directory: 'x'" (the subclass
 // chosen by errno), with errno, strerror and filename attributes.
 // A second filename (os.rename) is shown as "'a' -> 'b'".
-[[noreturn]] void raise_os_error(Interp& I, int err, const std::string& filename,
-                                 const std::string& filename2 = "");
+[[noreturn]] void raise_os_error(Interp& I, int err, const std::string& filename, const std::string& filename2 = "");
 // Raises MemoryError when a result of `n` units (bytes or items) exceeds `limit`.
 void check_result_size(Interp& I, uint64_t n, size_t limit = kMaxResultBytes);
 
@@ -58,8 +57,8 @@ void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t m
 // Binds positional-or-keyword parameters `names` (the first `required` of
 // them mandatory) from `a` into out[0..names.size()). Parameters listed after
 // `npos` in `names` are keyword-only.
-void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names,
-               size_t required, Value* out, size_t npos = SIZE_MAX);
+void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names, size_t required,
+               Value* out, size_t npos = SIZE_MAX);
 
 inline const Value& or_default(const Value& v, const Value& dflt) { return v.is_undef() ? dflt : v; }
 inline bool given(const Value& v) { return !v.is_undef(); }

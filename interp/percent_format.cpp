@@ -189,22 +189,22 @@ std::string percent_format(Interp& I, std::string_view fmt, const Value& args) {
           if (t < -9223372036854775808.0 || t >= 9223372036854775808.0)
             raise_exc(I, "OverflowError", "int too large to convert");
           value = static_cast<int64_t>(t);
-        } else if ((v.is(Kind::Instance) || v.is(Kind::NativeData)) &&
-                   I.cls_of(v)->lookup(I.names().__index__)) {
+        } else if ((v.is(Kind::Instance) || v.is(Kind::NativeData)) && I.cls_of(v)->lookup(I.names().__index__)) {
           value = arg_index(I, v);
-        } else if (v.is_float() || ((v.is(Kind::Instance) || v.is(Kind::NativeData)) &&
-                                    (I.cls_of(v)->lookup(I.names().__int__) || I.cls_of(v)->lookup(I.names().__float__)))) {
+        } else if (v.is_float() ||
+                   ((v.is(Kind::Instance) || v.is(Kind::NativeData)) &&
+                    (I.cls_of(v)->lookup(I.names().__int__) || I.cls_of(v)->lookup(I.names().__float__)))) {
           if (type == 'o' || type == 'x' || type == 'X')
-            raise_type_error(I, fmt::format("%{} format: an integer is required, not {}", static_cast<char>(type),
-                                            I.type_name(v)));
+            raise_type_error(
+                I, fmt::format("%{} format: an integer is required, not {}", static_cast<char>(type), I.type_name(v)));
           Value r = I.call1(I.cls_int.value(), v);
           value = r.is_int() ? r.as_int() : arg_index(I, r);
         } else {
           if (type == 'o' || type == 'x' || type == 'X')
-            raise_type_error(I, fmt::format("%{} format: an integer is required, not {}", static_cast<char>(type),
-                                            I.type_name(v)));
-          raise_type_error(I, fmt::format("%{} format: a real number is required, not {}", static_cast<char>(type),
-                                          I.type_name(v)));
+            raise_type_error(
+                I, fmt::format("%{} format: an integer is required, not {}", static_cast<char>(type), I.type_name(v)));
+          raise_type_error(
+              I, fmt::format("%{} format: a real number is required, not {}", static_cast<char>(type), I.type_name(v)));
         }
         int base = type == 'o' ? 8 : (type == 'x' || type == 'X') ? 16 : 10;
         std::string digits_text = int_digits(value, base, type == 'X');

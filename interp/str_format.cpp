@@ -177,8 +177,7 @@ struct Formatter {
     emit(name, conversion, spec, false, depth, out);
   }
 
-  void emit(std::string_view name, char conversion, std::string_view spec, bool expand, int depth,
-            std::string& out) {
+  void emit(std::string_view name, char conversion, std::string_view spec, bool expand, int depth, std::string& out) {
     Value obj = lookup_field(name);
     switch (conversion) {
       case 0: break;
@@ -187,8 +186,7 @@ struct Formatter {
       case 'a': obj = str_value(ascii_escape(I.repr(obj))); break;
       default: {
         unsigned char u = static_cast<unsigned char>(conversion);
-        if (u > 32 && u < 128)
-          raise_value_error(I, fmt::format("Unknown conversion specifier {}", conversion));
+        if (u > 32 && u < 128) raise_value_error(I, fmt::format("Unknown conversion specifier {}", conversion));
         raise_value_error(I, fmt::format("Unknown conversion specifier \\x{:x}", u));
       }
     }

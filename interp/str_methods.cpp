@@ -549,6 +549,7 @@ Value pad_impl(Interp& I, Args& a, const char* name, char align) {
   int64_t len = static_cast<int64_t>(self->length());
   if (width <= len) return a.pos[0];
   std::string f = unicode::encode(fill);
+  check_result_size(I, static_cast<uint64_t>(width - len));  // first alone, so the product cannot wrap
   check_result_size(I, static_cast<uint64_t>(width - len) * f.size() + self->s.size());
   int64_t marg = width - len;
   int64_t left = align == '<' ? 0 : align == '>' ? marg : marg / 2 + (marg & width & 1);
@@ -641,11 +642,13 @@ Value ascii_case(Interp& I, Args& a, const char* name, bool upper) {
 }
 
 Value str_upper(Interp& I, Args& a, Object*) {
-  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii()) return ascii_case(I, a, "upper", true);
+  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii())
+    return ascii_case(I, a, "upper", true);
   return map_chars(I, a, "upper", [](std::string& o, uint32_t c) { unicode::append_upper(o, c); });
 }
 Value str_lower(Interp& I, Args& a, Object*) {
-  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii()) return ascii_case(I, a, "lower", false);
+  if (!a.pos.empty() && a.pos[0].is(Kind::Str) && a.pos[0].as<Str>()->is_ascii())
+    return ascii_case(I, a, "lower", false);
   return map_chars(I, a, "lower", [](std::string& o, uint32_t c) { unicode::append_lower(o, c); });
 }
 Value str_casefold(Interp& I, Args& a, Object*) {
@@ -876,26 +879,55 @@ void init_str_methods(Interp& I) {
     NativeFn fn;
   };
   static const Entry kMethods[] = {
-      {"format", str_format_method}, {"format_map", str_format_map}, {"join", str_join},
-      {"split", str_split},          {"rsplit", str_rsplit},         {"splitlines", str_splitlines},
-      {"partition", str_partition},  {"rpartition", str_rpartition}, {"strip", str_strip},
-      {"lstrip", str_lstrip},        {"rstrip", str_rstrip},         {"removeprefix", str_removeprefix},
-      {"removesuffix", str_removesuffix}, {"startswith", str_startswith}, {"endswith", str_endswith},
-      {"replace", str_replace},      {"upper", str_upper},           {"lower", str_lower},
-      {"casefold", str_casefold},    {"title", str_title},           {"capitalize", str_capitalize},
-      {"swapcase", str_swapcase},    {"find", str_find},             {"rfind", str_rfind},
-      {"index", str_index},          {"rindex", str_rindex},         {"count", str_count},
-      {"isdigit", str_isdigit},      {"isdecimal", str_isdecimal},   {"isnumeric", str_isnumeric},
-      {"isalpha", str_isalpha},      {"isalnum", str_isalnum},       {"isspace", str_isspace},
-      {"isupper", str_isupper},      {"islower", str_islower},       {"istitle", str_istitle},
-      {"isidentifier", str_isidentifier}, {"isascii", str_isascii},  {"isprintable", str_isprintable},
-      {"center", str_center},        {"ljust", str_ljust},           {"rjust", str_rjust},
-      {"zfill", str_zfill},          {"expandtabs", str_expandtabs}, {"translate", str_translate},
+      {"format", str_format_method},
+      {"format_map", str_format_map},
+      {"join", str_join},
+      {"split", str_split},
+      {"rsplit", str_rsplit},
+      {"splitlines", str_splitlines},
+      {"partition", str_partition},
+      {"rpartition", str_rpartition},
+      {"strip", str_strip},
+      {"lstrip", str_lstrip},
+      {"rstrip", str_rstrip},
+      {"removeprefix", str_removeprefix},
+      {"removesuffix", str_removesuffix},
+      {"startswith", str_startswith},
+      {"endswith", str_endswith},
+      {"replace", str_replace},
+      {"upper", str_upper},
+      {"lower", str_lower},
+      {"casefold", str_casefold},
+      {"title", str_title},
+      {"capitalize", str_capitalize},
+      {"swapcase", str_swapcase},
+      {"find", str_find},
+      {"rfind", str_rfind},
+      {"index", str_index},
+      {"rindex", str_rindex},
+      {"count", str_count},
+      {"isdigit", str_isdigit},
+      {"isdecimal", str_isdecimal},
+      {"isnumeric", str_isnumeric},
+      {"isalpha", str_isalpha},
+      {"isalnum", str_isalnum},
+      {"isspace", str_isspace},
+      {"isupper", str_isupper},
+      {"islower", str_islower},
+      {"istitle", str_istitle},
+      {"isidentifier", str_isidentifier},
+      {"isascii", str_isascii},
+      {"isprintable", str_isprintable},
+      {"center", str_center},
+      {"ljust", str_ljust},
+      {"rjust", str_rjust},
+      {"zfill", str_zfill},
+      {"expandtabs", str_expandtabs},
+      {"translate", str_translate},
   };
   Class* cls = I.cls_str.get();
   for (const Entry& e : kMethods) I.def_method(cls, e.name, e.fn);
-  cls->dict.set(I.intern("maketrans"),
-                make<StaticMethod>(make<Native>("maketrans", str_maketrans).value()).value());
+  cls->dict.set(I.intern("maketrans"), make<StaticMethod>(make<Native>("maketrans", str_maketrans).value()).value());
 }
 
 }  // namespace msl

@@ -199,6 +199,8 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
     if (type == P::ELSE) m.text = "'else' does not follow an 'if', 'for', 'while' or 'try' block at the same indentation.";
   } else if (t == first && (type == P::EXCEPT || type == P::FINALLY)) {
     m.text = "'" + t->getText() + "' does not follow a 'try' block at the same indentation.";
+  } else if (expected.contains(static_cast<size_t>(P::EXCEPT)) && expected.contains(static_cast<size_t>(P::FINALLY))) {
+    m.text = "Expected 'except' or 'finally' block.";
   } else if (is_keyword(type) && expected.contains(static_cast<size_t>(P::NAME)) && !can_start_expression(type)) {
     m.text = "'" + t->getText() + "' is a keyword and cannot be used as a name.";
   } else if (depth > 0 && can_start_expression(type) && can_end_expression(ptype) && type != P::STAR &&

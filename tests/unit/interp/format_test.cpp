@@ -2,13 +2,14 @@
 // str.format and `%` formatting. Every expected string was produced by
 // CPython 3.11 (python3 -c 'print(repr(format(x, spec)))' and the like) and
 // pasted here as the independent reference.
+#include "interp/format.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <memory>
 #include <string>
 
-#include "interp/format.h"
 #include "interp/interp.h"
 
 using namespace msl;
@@ -136,7 +137,8 @@ TEST_CASE("format spec errors carry Python's messages") {
   CHECK(error_of([] { fmt_int(1, ",x"); }) == "ValueError: Cannot specify ',' with 'x'.");
   CHECK(error_of([] { fmt_int(1, ",_"); }) == "ValueError: Cannot specify both ',' and '_'.");
   CHECK(error_of([] { fmt_int(1, "."); }) == "ValueError: Format specifier missing precision");
-  CHECK(error_of([] { eval("format([1], '>5')"); }) == "TypeError: unsupported format string passed to list.__format__");
+  CHECK(error_of([] { eval("format([1], '>5')"); }) ==
+        "TypeError: unsupported format string passed to list.__format__");
   CHECK(error_of([] { fmt_str("x", "99999999999999999999"); }) ==
         "ValueError: Too many decimal digits in format string");
   CHECK(error_of([] { fmt_str("x", "9999999999999"); }) == "MemoryError");
@@ -185,8 +187,7 @@ TEST_CASE("percent formatting") {
   CHECK(error_of([] { eval("'%d' % 'x'"); }) == "TypeError: %d format: a real number is required, not str");
   CHECK(error_of([] { eval("'%x' % 3.0"); }) == "TypeError: %x format: an integer is required, not float");
   CHECK(error_of([] { eval("'%s %s' % (1,)"); }) == "TypeError: not enough arguments for format string");
-  CHECK(error_of([] { eval("'%s' % (1, 2)"); }) ==
-        "TypeError: not all arguments converted during string formatting");
+  CHECK(error_of([] { eval("'%s' % (1, 2)"); }) == "TypeError: not all arguments converted during string formatting");
   CHECK(error_of([] { eval("'%z' % 1"); }) == "ValueError: unsupported format character 'z' (0x7a) at index 1");
   CHECK(error_of([] { eval("'abc%' % 1"); }) == "ValueError: incomplete format");
   CHECK(error_of([] { eval("'%(a' % {}"); }) == "ValueError: incomplete format key");
