@@ -1580,4 +1580,153 @@ void AstBuilder::call_args(G::ArglistContext* ctx, std::vector<Arg>& args, bool 
   }
 }
 
+// ------------------------------------------------------- nonlocal bindings
+
+namespace {
+
+// Python's symtable rule for `nonlocal x`: some enclosing function (not a
+// class, not the module) must bind x. Walks statements only: names are bound
+// by statements, and `nonlocal` is a statement.
+class NonlocalCheck {
+ public:
+  NonlocalCheck(SourcePtr source, std::vector<Diagnostic>* errors) : source_(std::move(source)), errors_(errors) {}
+
+  void module(const Module& m) { block(m.body, {}, {}); }
+
+ private:
+  using Names = std::vector<std::string>;
+
+  static bool has(const Names& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  }
+
+  static void target_names(const Expr& e, Names& out) {
+    switch (e.kind) {
+      case ExprKind::Name: out.push_back(e.as<Name>()->id); break;
+      case ExprKind::Tuple: for (const ExprPtr& x : e.as<Tuple>()->elts) target_names(*x, out); break;
+      case ExprKind::List: for (const ExprPtr& x : e.as<List>()->elts) target_names(*x, out); break;
+      case ExprKind::Starred: target_names(*e.as<Starred>()->value, out); break;
+      default: break;
+    }
+  }
+
+  // Names bound, and declared global, by the statements of one scope (not
+  // descending into nested functions and classes, whose names they bind).
+  static void bindings(const Body& body, Names& bound, Names& globals) {
+    for (const StmtPtr& s : body) {
+      switch (s->kind) {
+        case StmtKind::Assign: for (const ExprPtr& t : s->as<Assign>()->targets) target_names(*t, bound); break;
+        case StmtKind::AugAssign: target_names(*s->as<AugAssign>()->target, bound); break;
+        case StmtKind::AnnAssign: target_names(*s->as<AnnAssign>()->target, bound); break;
+        case StmtKind::Del: for (const ExprPtr& t : s->as<Del>()->targets) target_names(*t, bound); break;
+        case StmtKind::Global: for (const std::string& n : s->as<Global>()->names) globals.push_back(n); break;
+        case StmtKind::FunctionDef: bound.push_back(s->as<FunctionDef>()->name); break;
+        case StmtKind::ClassDef: bound.push_back(s->as<ClassDef>()->name); break;
+        case StmtKind::Import:
+          for (const ImportAlias& a : s->as<Import>()->names)
+            bound.push_back(!a.asname.empty() ? a.asname : a.name.substr(0, a.name.find('.')));
+          break;
+        case StmtKind::ImportFrom:
+          for (const ImportAlias& a : s->as<ImportFrom>()->names) bound.push_back(a.asname.empty() ? a.name : a.asname);
+          break;
+        case StmtKind::If:
+          bindings(s->as<If>()->body, bound, globals);
+          bindings(s->as<If>()->orelse, bound, globals);
+          break;
+        case StmtKind::While:
+          bindings(s->as<While>()->body, bound, globals);
+          bindings(s->as<While>()->orelse, bound, globals);
+          break;
+        case StmtKind::For:
+          target_names(*s->as<For>()->target, bound);
+          bindings(s->as<For>()->body, bound, globals);
+          bindings(s->as<For>()->orelse, bound, globals);
+          break;
+        case StmtKind::Try: {
+          const Try* t = s->as<Try>();
+          bindings(t->body, bound, globals);
+          for (const ExceptHandler& h : t->handlers) {
+            if (!h.name.empty()) bound.push_back(h.name);
+            bindings(h.body, bound, globals);
+          }
+          bindings(t->orelse, bound, globals);
+          bindings(t->finalbody, bound, globals);
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+
+  // The statements of one scope: checks its `nonlocal`s against `outer`
+  // (names bound by enclosing functions) and gives nested functions and
+  // classes `inner` (those plus this scope's own, when it is a function).
+  void block(const Body& body, const Names& outer, const Names& inner) {
+    for (const StmtPtr& s : body) {
+      switch (s->kind) {
+        case StmtKind::Nonlocal:
+          for (const std::string& n : s->as<Nonlocal>()->names) {
+            if (!has(outer, n)) {
+              Diagnostic d;
+              d.source = source_;
+              d.span = s->span;
+              d.message = "No binding for nonlocal '" + n + "' found.";
+              d.help = "'nonlocal' names a variable of an enclosing function";
+              errors_->push_back(std::move(d));
+              break;
+            }
+          }
+          break;
+        case StmtKind::FunctionDef: function(*s->as<FunctionDef>(), inner); break;
+        case StmtKind::ClassDef: block(s->as<ClassDef>()->body, inner, inner); break;
+        case StmtKind::If:
+          block(s->as<If>()->body, outer, inner);
+          block(s->as<If>()->orelse, outer, inner);
+          break;
+        case StmtKind::While:
+          block(s->as<While>()->body, outer, inner);
+          block(s->as<While>()->orelse, outer, inner);
+          break;
+        case StmtKind::For:
+          block(s->as<For>()->body, outer, inner);
+          block(s->as<For>()->orelse, outer, inner);
+          break;
+        case StmtKind::Try: {
+          const Try* t = s->as<Try>();
+          block(t->body, outer, inner);
+          for (const ExceptHandler& h : t->handlers) block(h.body, outer, inner);
+          block(t->orelse, outer, inner);
+          block(t->finalbody, outer, inner);
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+
+  void function(const FunctionDef& f, const Names& enclosing) {
+    Names bound, globals;
+    const Parameters& ps = f.params;
+    for (const Param& p : ps.positional) bound.push_back(p.name);
+    if (ps.vararg) bound.push_back(ps.vararg->name);
+    for (const Param& p : ps.kwonly) bound.push_back(p.name);
+    if (ps.kwarg) bound.push_back(ps.kwarg->name);
+    bindings(f.body, bound, globals);
+    Names inner = enclosing;
+    for (const std::string& n : bound) {
+      if (!has(globals, n)) inner.push_back(n);
+    }
+    block(f.body, enclosing, inner);
+  }
+
+  SourcePtr source_;
+  std::vector<Diagnostic>* errors_;
+};
+
+}  // namespace
+
+void check_nonlocal_bindings(const ast::Module& module, std::vector<Diagnostic>* errors) {
+  NonlocalCheck(module.source, errors).module(module);
+}
+
 }  // namespace msl

@@ -148,6 +148,10 @@ class AstBuilder {
   bool trusted_ = false;
 };
 
+// `nonlocal x` needs an enclosing function that binds x (Python's symtable
+// rule): reports "No binding for nonlocal 'x' found." for each that has none.
+void check_nonlocal_bindings(const ast::Module& module, std::vector<Diagnostic>* errors);
+
 // Span helpers shared with fstring.cpp.
 Span span_of(antlr4::ParserRuleContext* ctx);
 Span span_of(antlr4::tree::TerminalNode* node);

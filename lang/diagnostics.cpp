@@ -41,7 +41,7 @@ std::string render_source_excerpt(const SourceFile& src, const Span& span, int i
   int carets = std::max(1, caret_end - caret_begin);
   std::string pad(static_cast<size_t>(std::max(indent, 0)), ' ');
   while (!shown.empty() && (shown.back() == ' ' || shown.back() == '\t')) shown.pop_back();
-  return pad + shown + "\n" + pad + std::string(static_cast<size_t>(caret_begin), ' ') +
+  return (shown.empty() ? "" : pad + shown) + "\n" + pad + std::string(static_cast<size_t>(caret_begin), ' ') +
          std::string(static_cast<size_t>(carets), '^') + "\n";
 }
 

@@ -218,6 +218,7 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
     builder.set_trusted(clean);
     builder.statement(ctx, module->body);
   }
+  check_nonlocal_bindings(*module, &semantic);
   if (syntax.empty() && semantic.empty() && s.lexer.errors().empty() && builder.leftover().valid()) {
     // Recovery skipped something without an error being reported: never
     // expected, but never accept such a program either.

@@ -219,6 +219,8 @@ void SyntaxErrorStrategy::report(Parser* recognizer, Token* t, ParserRuleContext
   } else if (type == P::NEWLINE) {
     m.text = "Invalid syntax: the statement ends too early.";
     m.at_previous_end = true;
+  } else if (type == Token::EOF && prev == nullptr) {
+    m.text = "Expected an expression.";
   } else if (type == Token::EOF) {
     m.text = "Unexpected end of file.";
     m.at_previous_end = true;

@@ -112,6 +112,13 @@ TEST_CASE("errors: statements in the wrong place") {
   CHECK(errors("continue\n") == "1:1: 'continue' not properly in loop.\n");
   CHECK(errors("for x in y:\n  class A:\n    continue\n") == "3:5: 'continue' not properly in loop.\n");
   CHECK(errors("nonlocal x\n") == "1:1: 'nonlocal' declaration not allowed at module level.\n");
+  CHECK(errors("def f():\n    def g():\n        nonlocal y\n        y = 1\n") ==
+        "3:9: No binding for nonlocal 'y' found.\n");
+  CHECK(errors("def f():\n    global y\n    def g():\n        nonlocal y\n") ==
+        "4:9: No binding for nonlocal 'y' found.\n");
+  CHECK(errors("def f(a):\n    for b, *c in d:\n        pass\n    class C:\n        def m(self):\n"
+               "            nonlocal a, b, c\n    def g():\n        nonlocal a\n        def h():\n"
+               "            nonlocal a\n") == "");
   CHECK(errors("def f():\n    from m import *\n") == "2:19: 'import *' only allowed at module level.\n");
   CHECK(errors("for x in y:\n  if x:\n    break\n  continue\n") == "");
 }
