@@ -164,6 +164,34 @@ bool parse_float_literal(std::string_view text, double& out) {
   return true;
 }
 
+uint64_t py_hash_double(double v) {
+  constexpr int kBits = 61;
+  constexpr uint64_t kModulus = (uint64_t{1} << kBits) - 1;
+  if (std::isinf(v)) return v > 0 ? 314159 : static_cast<uint64_t>(-314159);
+  if (std::isnan(v)) return 0;
+  int e;
+  double m = std::frexp(v, &e);
+  int sign = 1;
+  if (m < 0) {
+    sign = -1;
+    m = -m;
+  }
+  uint64_t x = 0;
+  while (m) {
+    x = ((x << 28) & kModulus) | x >> (kBits - 28);
+    m *= 268435456.0;
+    e -= 28;
+    auto y = static_cast<uint64_t>(m);
+    m -= static_cast<double>(y);
+    x += y;
+    if (x >= kModulus) x -= kModulus;
+  }
+  e = e >= 0 ? e % kBits : kBits - 1 - ((-1 - e) % kBits);
+  x = ((x << e) & kModulus) | x >> (kBits - e);
+  x = x * static_cast<uint64_t>(static_cast<int64_t>(sign));
+  return x;
+}
+
 int64_t float_to_int(Interp& I, double d) {
   if (std::isnan(d)) raise_value_error(I, "cannot convert float NaN to integer");
   if (std::isinf(d)) raise_exc(I, "OverflowError", "cannot convert float infinity to integer");
@@ -178,7 +206,8 @@ namespace {
 
 Value int_new(Interp& I, Args& a, Object*) {
   size_t npos = a.pos.size() - 1;  // after cls
-  if (npos > 2) raise_type_error(I, fmt::format("int() takes at most 2 arguments ({} given)", npos + a.kw.size()));
+  if (npos + a.kw.size() > 2)
+    raise_type_error(I, fmt::format("int() takes at most 2 arguments ({} given)", npos + a.kw.size()));
   Value x = npos >= 1 ? a.pos[1] : Value::undef();
   Value base = npos >= 2 ? a.pos[2] : Value::undef();
   for (auto& [k, v] : a.kw) {
@@ -192,8 +221,8 @@ Value int_new(Interp& I, Args& a, Object*) {
   }
   if (given(base)) {
     int64_t b = arg_index(I, base);
-    if (!x.is(Kind::Str)) raise_type_error(I, "int() can't convert non-string with explicit base");
     if (b != 0 && (b < 2 || b > 36)) raise_value_error(I, "int() base must be >= 2 and <= 36, or 0");
+    if (!x.is(Kind::Str)) raise_type_error(I, "int() can't convert non-string with explicit base");
     int64_t out;
     if (!parse_int_literal(I, x.as<Str>()->s, static_cast<int>(b), out))
       raise_value_error(I, fmt::format("invalid literal for int() with base {}: {}", b, str_repr(x.as<Str>()->s)));
@@ -359,6 +388,10 @@ Value str_new(Interp& I, Args& a, Object*) {
   Args rest = method_args(a);
   bind_args(I, "str", rest, {"object", "encoding", "errors"}, 0, v);
   if (given(v[1]) || given(v[2])) {
+    for (int i = 1; i <= 2; ++i)
+      if (given(v[i]) && !v[i].is(Kind::Str))
+        raise_type_error(I, fmt::format("str() argument '{}' must be str, not {}", i == 1 ? "encoding" : "errors",
+                                        v[i].is_none() ? "None" : I.type_name(v[i])));
     if (v[0].is(Kind::Str)) raise_type_error(I, "decoding str is not supported");
     raise_type_error(I, fmt::format("decoding to str: need a bytes-like object, {} found",
                                     v[0].is_undef() ? "NoneType" : I.type_name(v[0])));

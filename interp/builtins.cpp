@@ -263,14 +263,18 @@ Value builtin_input(Interp& I, Args& a, Object*) {
 // --------------------------------------------------------------- sequences
 
 Value builtin_len(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "len", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "len")};
   return Value::integer(I.len(v[0]));
 }
 
 Value builtin_enumerate(Interp& I, Args& a, Object*) {
   Value v[2];
-  bind_args(I, "enumerate", a, {"iterable", "start"}, 1, v);
+  bind_args(I, "enumerate", a, {"iterable", "start"}, 0, v);
+  if (v[0].is_undef()) {
+    // CPython's quirk: without an iterable, a `start` keyword is reported as invalid.
+    if (given(v[1])) raise_type_error(I, "'start' is an invalid keyword argument for enumerate()");
+    raise_type_error(I, "enumerate() missing required argument 'iterable'");
+  }
   int64_t start = given(v[1]) ? arg_index(I, v[1]) : 0;
   return Value::object(new EnumerateIter(I.iter(v[0]), start));
 }
@@ -326,6 +330,8 @@ Value builtin_reversed(Interp& I, Args& a, Object*) {
 
 Value builtin_sorted(Interp& I, Args& a, Object*) {
   if (a.pos.size() != 1) raise_type_error(I, fmt::format("sorted expected 1 argument, got {}", a.pos.size()));
+  // As sorted() = list(iterable) then .sort(**kw): the iterable is consumed first.
+  std::vector<Value> items = I.to_vector(a.pos[0]);
   Value key, reverse = Value::boolean(false);
   for (auto& [k, v] : a.kw) {
     if (k->s == "key")
@@ -335,7 +341,6 @@ Value builtin_sorted(Interp& I, Args& a, Object*) {
     else
       raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for sort()", k->s));
   }
-  std::vector<Value> items = I.to_vector(a.pos[0]);
   sort_values(I, items, key, I.truthy(reverse));
   return new_list(std::move(items));
 }
@@ -385,7 +390,7 @@ Value builtin_max(Interp& I, Args& a, Object*) { return min_max(I, a, true); }
 
 Value builtin_sum(Interp& I, Args& a, Object*) {
   Value v[2];
-  bind_args(I, "sum", a, {"iterable", "start"}, 1, v);
+  bind_args(I, "sum", a, {"iterable", "start"}, 1, v, 2, 1);
   Value acc = given(v[1]) ? v[1] : Value::integer(0);
   if (acc.is(Kind::Str)) raise_type_error(I, "sum() can't sum strings [use ''.join(seq) instead]");
   Value it = I.iter(v[0]);
@@ -410,8 +415,7 @@ Value builtin_sum(Interp& I, Args& a, Object*) {
 }
 
 Value builtin_any(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "any", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "any")};
   Value it = I.iter(v[0]);
   Value x;
   while (I.next(it, x)) {
@@ -422,8 +426,7 @@ Value builtin_any(Interp& I, Args& a, Object*) {
 }
 
 Value builtin_all(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "all", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "all")};
   Value it = I.iter(v[0]);
   Value x;
   while (I.next(it, x)) {
@@ -453,8 +456,7 @@ Value builtin_next(Interp& I, Args& a, Object*) {
 // -------------------------------------------------------------- arithmetic
 
 Value builtin_abs(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "abs", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "abs")};
   const Value& x = v[0];
   if (x.is_int()) {
     if (x.as_int() == INT64_MIN) raise_exc(I, "OverflowError", "integer overflow");
@@ -578,8 +580,13 @@ Value builtin_pow(Interp& I, Args& a, Object*) {
   bind_args(I, "pow", a, {"base", "exp", "mod"}, 2, v);
   if (!given_not_none(v[2])) return I.binary(BinOp::Pow, v[0], v[1]);
   auto is_intlike = [](const Value& x) { return x.is_int() || x.is_bool(); };
-  if (!is_intlike(v[0]) || !is_intlike(v[1]) || !is_intlike(v[2]))
-    raise_type_error(I, "pow() 3rd argument not allowed unless all arguments are integers");
+  if (!is_intlike(v[0]) || !is_intlike(v[1]) || !is_intlike(v[2])) {
+    // CPython reaches float's pow (and its message) whenever a float is involved.
+    if (v[0].is_float() || v[1].is_float() || v[2].is_float())
+      raise_type_error(I, "pow() 3rd argument not allowed unless all arguments are integers");
+    raise_type_error(I, fmt::format("unsupported operand type(s) for ** or pow(): '{}', '{}', '{}'", I.type_name(v[0]),
+                                    I.type_name(v[1]), I.type_name(v[2])));
+  }
   int64_t base = arg_index(I, v[0]), exp = arg_index(I, v[1]), mod = arg_index(I, v[2]);
   if (mod == 0) raise_value_error(I, "pow() 3rd argument cannot be 0");
   uint64_t m = mod < 0 ? 0 - static_cast<uint64_t>(mod) : static_cast<uint64_t>(mod);
@@ -622,34 +629,29 @@ std::string int_text_with_prefix(Interp& I, const Value& x, int base, const char
 }
 
 Value builtin_hex(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "hex", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "hex")};
   return str_value(int_text_with_prefix(I, v[0], 16, "0x"));
 }
 
 Value builtin_oct(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "oct", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "oct")};
   return str_value(int_text_with_prefix(I, v[0], 8, "0o"));
 }
 
 Value builtin_bin(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "bin", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "bin")};
   return str_value(int_text_with_prefix(I, v[0], 2, "0b"));
 }
 
 Value builtin_chr(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "chr", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "chr")};
   int64_t c = arg_index(I, v[0]);
   if (c < 0 || c > 0x10FFFF) raise_value_error(I, "chr() arg not in range(0x110000)");
   return str_value(unicode::encode(static_cast<uint32_t>(c)));
 }
 
 Value builtin_ord(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "ord", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "ord")};
   if (!v[0].is(Kind::Str))
     raise_type_error(I, fmt::format("ord() expected string of length 1, but {} found", I.type_name(v[0])));
   const std::string& s = v[0].as<Str>()->s;
@@ -742,14 +744,12 @@ Value builtin_delattr(Interp& I, Args& a, Object*) {
 }
 
 Value builtin_repr(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "repr", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "repr")};
   return str_value(I.repr(v[0]));
 }
 
 Value builtin_ascii(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "ascii", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "ascii")};
   return str_value(ascii_escape(I.repr(v[0])));
 }
 
@@ -757,13 +757,13 @@ Value builtin_format(Interp& I, Args& a, Object*) {
   Value v[2];
   bind_positional(I, "format", a, 1, 2, v);
   if (given(v[1]) && !v[1].is(Kind::Str))
-    raise_type_error(I, fmt::format("format() argument 2 must be str, not {}", I.type_name(v[1])));
+    raise_type_error(
+        I, fmt::format("format() argument 2 must be str, not {}", v[1].is_none() ? "None" : I.type_name(v[1])));
   return str_value(format_value(I, v[0], given(v[1]) ? std::string_view(v[1].as<Str>()->s) : std::string_view()));
 }
 
 Value builtin_id(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "id", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "id")};
   const Value& x = v[0];
   if (x.is_obj()) return Value::integer(static_cast<int64_t>(reinterpret_cast<uintptr_t>(x.obj())));
   // Inline values have no address; equal values get equal ids (Python caches
@@ -783,15 +783,50 @@ Value builtin_id(Interp& I, Args& a, Object*) {
   return Value::integer(static_cast<int64_t>((bits | 1) & 0x7FFFFFFFFFFFFFFFull));
 }
 
+// hash() gives CPython's values for numbers and tuples of them (hash(1) == 1,
+// hash(-1) == -2, hash(1.5) == 1152921504606846977), so scripts that print or
+// bucket by hash agree with Python; other objects use the interpreter's hash
+// (Python's str and None hashes are randomized per process anyway).
+int64_t py_hash(Interp& I, const Value& v, int depth = 0) {
+  constexpr uint64_t kModulus = (uint64_t{1} << 61) - 1;
+  auto fix = [](int64_t h) { return h == -1 ? -2 : h; };
+  if (v.is_int() || v.is_bool()) {
+    int64_t x = v.is_int() ? v.as_int() : (v.as_bool() ? 1 : 0);
+    uint64_t m = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+    auto r = static_cast<int64_t>(m % kModulus);
+    return fix(x < 0 ? -r : r);
+  }
+  if (v.is_float()) {
+    double d = v.as_float();
+    if (std::isnan(d)) return static_cast<int64_t>(I.hash(v));
+    return fix(static_cast<int64_t>(py_hash_double(d)));
+  }
+  if (v.is(Kind::Tuple) && depth < 64) {
+    // CPython's tuplehash (xxHash-based).
+    constexpr uint64_t kPrime1 = 11400714785074694791ull, kPrime2 = 14029467366897019727ull,
+                       kPrime5 = 2870177450012600261ull;
+    auto& items = v.as<Tuple>()->items;
+    uint64_t acc = kPrime5;
+    for (const Value& x : items) {
+      auto lane = static_cast<uint64_t>(py_hash(I, x, depth + 1));
+      acc += lane * kPrime2;
+      acc = (acc << 31) | (acc >> 33);
+      acc *= kPrime1;
+    }
+    acc += items.size() ^ (kPrime5 ^ 3527539ull);
+    if (acc == static_cast<uint64_t>(-1)) return 1546275796;
+    return static_cast<int64_t>(acc);
+  }
+  return static_cast<int64_t>(I.hash(v));
+}
+
 Value builtin_hash(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "hash", a, 1, 1, v);
-  return Value::integer(static_cast<int64_t>(I.hash(v[0])));
+  Value v[1] = {builtin_onearg(I, a, "hash")};
+  return Value::integer(py_hash(I, v[0]));
 }
 
 Value builtin_callable(Interp& I, Args& a, Object*) {
-  Value v[1];
-  bind_positional(I, "callable", a, 1, 1, v);
+  Value v[1] = {builtin_onearg(I, a, "callable")};
   return Value::boolean(is_callable(I, v[0]));
 }
 

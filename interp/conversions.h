@@ -18,6 +18,8 @@ bool parse_int_literal(Interp& I, std::string_view text, int base, int64_t& out)
 bool parse_float_literal(std::string_view text, double& out);
 // int(d): truncates; ValueError for nan, OverflowError for inf or out of range.
 int64_t float_to_int(Interp& I, double d);
+// Python's hash() of a float (_Py_HashDouble, without the final -1 → -2 fix-up).
+uint64_t py_hash_double(double v);
 // dict.update(src) for a dict, an object with keys(), or an iterable of pairs.
 void dict_update_from(Interp& I, Dict* d, const Value& src);
 // set(iterable) / frozenset(iterable).

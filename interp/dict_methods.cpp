@@ -83,8 +83,7 @@ DictView* self_view(Interp& I, Args& a, const char* method) {
 
 Value dict_view(Interp& I, Args& a, Object* data, ViewKind kind, const char* name) {
   Dict* d = self_dict(I, a, name);
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 0, nullptr);
+  method_noargs(I, a, "dict", name);
   return Value::object(new DictView(Ref<Class>(static_cast<Class*>(data)), Ref<Dict>(d), kind));
 }
 
@@ -96,7 +95,7 @@ Value dict_get(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "get");
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, "get", rest, 1, 2, v);
+  bind_positional(I, "get", rest, 1, 2, v, "dict");
   if (Value* found = d->map.find(I, v[0])) return *found;
   return or_default(v[1], Value());
 }
@@ -105,7 +104,7 @@ Value dict_setdefault(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "setdefault");
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, "setdefault", rest, 1, 2, v);
+  bind_positional(I, "setdefault", rest, 1, 2, v, "dict");
   if (Value* found = d->map.find(I, v[0])) return *found;
   Value dflt = or_default(v[1], Value());
   d->map.set(I, v[0], dflt);
@@ -116,8 +115,9 @@ Value dict_pop(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "pop");
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, "pop", rest, 1, 2, v);
-  Value* found = d->map.find(I, v[0]);
+  bind_positional(I, "pop", rest, 1, 2, v, "dict");
+  // CPython answers from an empty dict without hashing the key.
+  Value* found = d->map.size() == 0 ? nullptr : d->map.find(I, v[0]);
   if (!found) {
     if (given(v[1])) return v[1];
     raise_key_error(I, v[0]);
@@ -129,8 +129,7 @@ Value dict_pop(Interp& I, Args& a, Object*) {
 
 Value dict_popitem(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "popitem");
-  Args rest = method_args(a);
-  bind_positional(I, "popitem", rest, 0, 0, nullptr);
+  method_noargs(I, a, "dict", "popitem");
   auto& entries = d->map.entries();
   for (size_t i = entries.size(); i > 0; --i) {
     if (entries[i - 1].value.is_undef()) continue;
@@ -152,8 +151,7 @@ Value dict_update(Interp& I, Args& a, Object*) {
 
 Value dict_copy(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "copy");
-  Args rest = method_args(a);
-  bind_positional(I, "copy", rest, 0, 0, nullptr);
+  method_noargs(I, a, "dict", "copy");
   auto out = make<Dict>();
   dict_update_from(I, out.get(), a.pos[0]);
   (void)d;
@@ -162,8 +160,7 @@ Value dict_copy(Interp& I, Args& a, Object*) {
 
 Value dict_clear(Interp& I, Args& a, Object*) {
   Dict* d = self_dict(I, a, "clear");
-  Args rest = method_args(a);
-  bind_positional(I, "clear", rest, 0, 0, nullptr);
+  method_noargs(I, a, "dict", "clear");
   d->map.clear();
   return Value();
 }
@@ -172,7 +169,7 @@ Value dict_clear(Interp& I, Args& a, Object*) {
 Value dict_fromkeys(Interp& I, Args& a, Object*) {
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, "fromkeys", rest, 1, 2, v);
+  bind_positional(I, "fromkeys", rest, 1, 2, v, "dict");
   Value value = or_default(v[1], Value());
   auto out = make<Dict>();
   Value it = I.iter(v[0]);
@@ -332,41 +329,41 @@ Value new_set_like(const Set* proto) {
   return s.value();
 }
 
-void one_arg(Interp& I, Args& a, const char* qualname) {
-  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}() takes no keyword arguments", qualname));
-  if (a.pos.size() != 2)
-    raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", qualname, a.pos.size() - 1));
+// "set" or "frozenset": the receiver's class, which CPython's messages name.
+const char* set_type(Args& a) {
+  return !a.pos.empty() && a.pos[0].is(Kind::Set) && a.pos[0].as<Set>()->frozen ? "frozenset" : "set";
 }
 
-void no_kw(Interp& I, Args& a, const char* qualname) {
-  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}() takes no keyword arguments", qualname));
+void one_arg(Interp& I, Args& a, const char* method) { method_onearg(I, a, set_type(a), method); }
+
+void no_kw(Interp& I, Args& a, const char* method) {
+  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}.{}() takes no keyword arguments", set_type(a), method));
 }
 
 Value set_add(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "add");
-  one_arg(I, a, "set.add");
+  one_arg(I, a, "add");
   s->map.set(I, a.pos[1], Value());
   return Value();
 }
 
 Value set_remove(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "remove");
-  one_arg(I, a, "set.remove");
+  one_arg(I, a, "remove");
   if (!s->map.erase(I, a.pos[1])) raise_key_error(I, a.pos[1]);
   return Value();
 }
 
 Value set_discard(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "discard");
-  one_arg(I, a, "set.discard");
+  one_arg(I, a, "discard");
   s->map.erase(I, a.pos[1]);
   return Value();
 }
 
 Value set_pop(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "pop");
-  Args rest = method_args(a);
-  bind_positional(I, "pop", rest, 0, 0, nullptr);
+  method_noargs(I, a, set_type(a), "pop");
   for (auto& e : s->map.entries()) {
     if (e.value.is_undef()) continue;
     Value key = e.key;
@@ -378,16 +375,14 @@ Value set_pop(Interp& I, Args& a, Object*) {
 
 Value set_clear(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "clear");
-  Args rest = method_args(a);
-  bind_positional(I, "clear", rest, 0, 0, nullptr);
+  method_noargs(I, a, set_type(a), "clear");
   s->map.clear();
   return Value();
 }
 
 Value set_copy(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "copy");
-  Args rest = method_args(a);
-  bind_positional(I, "copy", rest, 0, 0, nullptr);
+  method_noargs(I, a, set_type(a), "copy");
   if (s->frozen) return a.pos[0];
   Value out = new_set_like(s);
   for (Value& k : map_keys(s->map)) out.as<Set>()->map.set(I, k, Value());
@@ -410,14 +405,14 @@ void add_all(Interp& I, Set* dst, const Value& src) {
 
 Value set_update(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "update");
-  no_kw(I, a, "set.update");
+  no_kw(I, a, "update");
   for (size_t i = 1; i < a.pos.size(); ++i) add_all(I, s, a.pos[i]);
   return Value();
 }
 
 Value set_union(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "union");
-  no_kw(I, a, "set.union");
+  no_kw(I, a, "union");
   Value out = new_set_like(s);
   add_all(I, out.as<Set>(), a.pos[0]);
   for (size_t i = 1; i < a.pos.size(); ++i) add_all(I, out.as<Set>(), a.pos[i]);
@@ -435,7 +430,7 @@ Value filtered(Interp& I, Set* s, const Value& other, bool keep_common) {
 
 Value set_intersection(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "intersection");
-  no_kw(I, a, "set.intersection");
+  no_kw(I, a, "intersection");
   Value cur = a.pos[0];
   if (a.pos.size() == 1) return set_copy(I, a, nullptr);
   for (size_t i = 1; i < a.pos.size(); ++i) cur = filtered(I, cur.as<Set>(), a.pos[i], true);
@@ -445,7 +440,7 @@ Value set_intersection(Interp& I, Args& a, Object*) {
 
 Value set_difference(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "difference");
-  no_kw(I, a, "set.difference");
+  no_kw(I, a, "difference");
   if (a.pos.size() == 1) return set_copy(I, a, nullptr);
   Value cur = a.pos[0];
   for (size_t i = 1; i < a.pos.size(); ++i) cur = filtered(I, cur.as<Set>(), a.pos[i], false);
@@ -465,7 +460,7 @@ Value sym_diff(Interp& I, Set* s, const Value& other) {
 
 Value set_symmetric_difference(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "symmetric_difference");
-  one_arg(I, a, "set.symmetric_difference");
+  one_arg(I, a, "symmetric_difference");
   return sym_diff(I, s, a.pos[1]);
 }
 
@@ -479,21 +474,21 @@ void remove_where(Interp& I, Set* s, const Value& other, bool in_other) {
 
 Value set_intersection_update(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "intersection_update");
-  no_kw(I, a, "set.intersection_update");
+  no_kw(I, a, "intersection_update");
   for (size_t i = 1; i < a.pos.size(); ++i) remove_where(I, s, a.pos[i], false);
   return Value();
 }
 
 Value set_difference_update(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "difference_update");
-  no_kw(I, a, "set.difference_update");
+  no_kw(I, a, "difference_update");
   for (size_t i = 1; i < a.pos.size(); ++i) remove_where(I, s, a.pos[i], true);
   return Value();
 }
 
 Value set_symmetric_difference_update(Interp& I, Args& a, Object*) {
   Set* s = mutable_set(I, a, "symmetric_difference_update");
-  one_arg(I, a, "set.symmetric_difference_update");
+  one_arg(I, a, "symmetric_difference_update");
   Value o = as_set(I, a.pos[1]);
   if (o.as<Set>() == s) {
     s->map.clear();
@@ -515,13 +510,13 @@ bool subset_of(Interp& I, Set* s, const Value& other) {
 
 Value set_issubset(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "issubset");
-  one_arg(I, a, "set.issubset");
+  one_arg(I, a, "issubset");
   return Value::boolean(subset_of(I, s, a.pos[1]));
 }
 
 Value set_issuperset(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "issuperset");
-  one_arg(I, a, "set.issuperset");
+  one_arg(I, a, "issuperset");
   Value o = as_set(I, a.pos[1]);
   for (Value& k : map_keys(o.as<Set>()->map))
     if (!s->map.find(I, k)) return Value::boolean(false);
@@ -530,7 +525,7 @@ Value set_issuperset(Interp& I, Args& a, Object*) {
 
 Value set_isdisjoint(Interp& I, Args& a, Object*) {
   Set* s = self_any_set(I, a, "isdisjoint");
-  one_arg(I, a, "set.isdisjoint");
+  one_arg(I, a, "isdisjoint");
   Value it = I.iter(a.pos[1]);
   Value x;
   while (I.next(it, x)) {

@@ -314,7 +314,7 @@ std::string code_text(uint32_t c) {
 
 // Parses Python's format spec (Objects/stringlib/unicode_format.h,
 // parse_internal_render_format_spec). `default_align` is '>' for numbers.
-Spec parse_spec(Interp& I, std::string_view text, char default_align, const std::string& tname) {
+Spec parse_spec(Interp& I, std::string_view text, char default_align, const std::string& tname, char default_type) {
   std::vector<uint32_t> s = unicode::decode_all(text);
   Spec sp;
   size_t pos = 0, end = s.size();
@@ -373,7 +373,9 @@ Spec parse_spec(Interp& I, std::string_view text, char default_align, const std:
     raise_value_error(I, fmt::format("Invalid format specifier '{}' for object of type '{}'", text, tname));
   if (end - pos == 1) sp.type = s[pos];
   if (sp.grouping) {
-    switch (sp.type) {
+    // The check sees the type's default when none is given ('s' for str).
+    uint32_t type = sp.type ? sp.type : static_cast<uint32_t>(default_type);
+    switch (type) {
       case 'd':
       case 'e':
       case 'f':
@@ -389,7 +391,7 @@ Spec parse_spec(Interp& I, std::string_view text, char default_align, const std:
       case 'X':
         if (sp.grouping == '_') break;
         [[fallthrough]];
-      default: raise_value_error(I, fmt::format("Cannot specify '{}' with '{}'.", sp.grouping, code_text(sp.type)));
+      default: raise_value_error(I, fmt::format("Cannot specify '{}' with '{}'.", sp.grouping, code_text(type)));
     }
   }
   if (sp.align == 0) sp.align = default_align;
@@ -459,6 +461,18 @@ std::string layout_number(Interp& I, const Spec& sp, bool negative, std::string_
 }
 
 std::string format_int(Interp& I, int64_t v, const Spec& sp, const std::string& tname) {
+  // CPython dispatches on the type before checking the other fields.
+  switch (sp.type) {
+    case 'b':
+    case 'o':
+    case 'x':
+    case 'X':
+    case 'd':
+    case 'n':
+    case 'c':
+    case 0: break;
+    default: unknown_code(I, sp.type, tname);
+  }
   if (sp.precision != -1) raise_value_error(I, "Precision not allowed in integer format specifier");
   if (sp.no_neg_0) raise_value_error(I, "Negative zero coercion (z) not allowed in integer format specifier");
   int base = 10;
@@ -556,7 +570,7 @@ std::string format_value(Interp& I, const Value& v, std::string_view spec) {
       if (spec.empty()) return is_bool ? (v.as_bool() ? "True" : "False") : std::to_string(v.as_int());
       int64_t n = is_bool ? (v.as_bool() ? 1 : 0) : v.as_int();
       const char* tname = is_bool ? "bool" : "int";
-      Spec sp = parse_spec(I, spec, '>', tname);
+      Spec sp = parse_spec(I, spec, '>', tname, 'd');
       switch (sp.type) {
         case 'e':
         case 'E':
@@ -570,12 +584,12 @@ std::string format_value(Interp& I, const Value& v, std::string_view spec) {
     }
     case Tag::Float:
       if (spec.empty()) return float_repr(v.as_float());
-      return format_float(I, v.as_float(), parse_spec(I, spec, '>', "float"), "float");
+      return format_float(I, v.as_float(), parse_spec(I, spec, '>', "float", 0), "float");
     default: break;
   }
   if (v.is(Kind::Str)) {
     if (spec.empty()) return v.as<Str>()->s;
-    return format_str(I, v.as<Str>()->s, parse_spec(I, spec, '<', "str"));
+    return format_str(I, v.as<Str>()->s, parse_spec(I, spec, '<', "str", 's'));
   }
   if (v.is_obj()) {
     // A user-defined (or native type's) __format__, but not a generic one on

@@ -192,7 +192,7 @@ Value list_insert(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "insert");
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, "insert", rest, 2, 2, v);
+  bind_positional(I, "insert", rest, 2, 2, v, "list");
   int64_t i = arg_index(I, v[0]);
   int64_t n = static_cast<int64_t>(l->items.size());
   if (i < 0) {
@@ -209,7 +209,7 @@ Value list_pop(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "pop");
   Value v[1];
   Args rest = method_args(a);
-  bind_positional(I, "pop", rest, 0, 1, v);
+  bind_positional(I, "pop", rest, 0, 1, v, "list");
   int64_t i = given(v[0]) ? arg_index(I, v[0]) : -1;
   int64_t n = static_cast<int64_t>(l->items.size());
   if (n == 0) raise_exc(I, "IndexError", "pop from empty list");
@@ -250,7 +250,7 @@ void clamp_range(Interp& I, const Value& start_v, const Value& stop_v, int64_t n
 Value seq_index(Interp& I, Args& a, const Value& self, const char* type) {
   Value v[3];
   Args rest = method_args(a);
-  bind_positional(I, "index", rest, 1, 3, v);
+  bind_positional(I, "index", rest, 1, 3, v, type);
   auto& items = self.is(Kind::List) ? self.as<List>()->items : self.as<Tuple>()->items;
   int64_t start, stop;
   clamp_range(I, v[1], v[2], static_cast<int64_t>(items.size()), start, stop);
@@ -263,9 +263,7 @@ Value seq_index(Interp& I, Args& a, const Value& self, const char* type) {
 }
 
 Value seq_count(Interp& I, Args& a, const Value& self) {
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "count", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, self.is(Kind::List) ? "list" : "tuple", "count")};
   int64_t count = 0;
   for (size_t i = 0;; ++i) {
     auto& items = self.is(Kind::List) ? self.as<List>()->items : self.as<Tuple>()->items;
@@ -278,9 +276,7 @@ Value seq_count(Interp& I, Args& a, const Value& self) {
 
 Value list_remove(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "remove");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "remove", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "list", "remove")};
   int64_t i = find_equal(I, a.pos[0], v[0], 0, INT64_MAX);
   if (i < 0 || i >= static_cast<int64_t>(l->items.size())) raise_value_error(I, "list.remove(x): x not in list");
   l->items.erase(l->items.begin() + i);
@@ -323,23 +319,20 @@ Value list_sort(Interp& I, Args& a, Object*) {
 
 Value list_reverse(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "reverse");
-  Args rest = method_args(a);
-  bind_positional(I, "reverse", rest, 0, 0, nullptr);
+  method_noargs(I, a, "list", "reverse");
   std::reverse(l->items.begin(), l->items.end());
   return Value();
 }
 
 Value list_copy(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "copy");
-  Args rest = method_args(a);
-  bind_positional(I, "copy", rest, 0, 0, nullptr);
+  method_noargs(I, a, "list", "copy");
   return new_list(l->items);
 }
 
 Value list_clear(Interp& I, Args& a, Object*) {
   List* l = self_list(I, a, "clear");
-  Args rest = method_args(a);
-  bind_positional(I, "clear", rest, 0, 0, nullptr);
+  method_noargs(I, a, "list", "clear");
   std::vector<Value> old = std::move(l->items);  // destructors may run user code: detach first
   l->items.clear();
   return Value();

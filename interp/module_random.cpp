@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "interp/builtins.h"
+#include "interp/conversions.h"
 #include "interp/mersenne_twister.h"
 #include "interp/native_args.h"
 #include "interp/unicode.h"
@@ -36,36 +37,6 @@ RandomState* self_random(Interp& I, Args& a, const char* method) {
   return static_cast<RandomState*>(a.pos[0].obj());
 }
 
-// Python's hash() of a float (_Py_HashDouble), which seed() uses for floats.
-uint64_t py_hash_double(double v) {
-  constexpr int kBits = 61;
-  constexpr uint64_t kModulus = (uint64_t{1} << kBits) - 1;
-  if (std::isinf(v)) return v > 0 ? 314159 : static_cast<uint64_t>(-314159);
-  if (std::isnan(v)) return 0;
-  int e;
-  double m = std::frexp(v, &e);
-  int sign = 1;
-  if (m < 0) {
-    sign = -1;
-    m = -m;
-  }
-  uint64_t x = 0;
-  while (m) {
-    x = ((x << 28) & kModulus) | x >> (kBits - 28);
-    m *= 268435456.0;
-    e -= 28;
-    auto y = static_cast<uint64_t>(m);
-    m -= static_cast<double>(y);
-    x += y;
-    if (x >= kModulus) x -= kModulus;
-  }
-  e = e >= 0 ? e % kBits : kBits - 1 - ((-1 - e) % kBits);
-  x = ((x << e) & kModulus) | x >> (kBits - e);
-  x = x * static_cast<uint64_t>(static_cast<int64_t>(sign));
-  if (x == static_cast<uint64_t>(-1)) x = static_cast<uint64_t>(-2);
-  return x;
-}
-
 void seed_from(Interp& I, RandomState* r, const Value& a) {
   r->has_gauss_next = false;
   if (a.is_undef() || a.is_none()) {
@@ -82,7 +53,8 @@ void seed_from(Interp& I, RandomState* r, const Value& a) {
     return;
   }
   if (a.is_float()) {
-    r->mt.seed_u64(py_hash_double(a.as_float()));
+    uint64_t h = py_hash_double(a.as_float());  // hash(x), with its -1 -> -2 rule
+    r->mt.seed_u64(h == static_cast<uint64_t>(-1) ? static_cast<uint64_t>(-2) : h);
     return;
   }
   if (a.is(Kind::Str)) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,14 +58,23 @@ Args method_args(Args& a) { return Args{a.pos.subspan(1), a.kw}; }
 
 static const char* plural(size_t n) { return n == 1 ? "" : "s"; }
 
-void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out) {
-  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}() takes no keyword arguments", fname));
+[[noreturn]] static void no_keywords(Interp& I, const char* fname, const char* type) {
+  if (type) raise_type_error(I, fmt::format("{}.{}() takes no keyword arguments", type, fname));
+  raise_type_error(I, fmt::format("{}() takes no keyword arguments", fname));
+}
+
+const Value& builtin_onearg(Interp& I, Args& a, const char* fname) {
+  if (!a.kw.empty()) no_keywords(I, fname, nullptr);
+  if (a.pos.size() != 1)
+    raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", fname, a.pos.size()));
+  return a.pos[0];
+}
+
+void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out, const char* type) {
+  if (!a.kw.empty()) no_keywords(I, fname, type);
   size_t n = a.pos.size();
   if (n < min || n > max) {
-    if (min == max) {
-      if (min == 1 && n != 1) raise_type_error(I, fmt::format("{}() takes exactly one argument ({} given)", fname, n));
-      raise_type_error(I, fmt::format("{} expected {} argument{}, got {}", fname, min, plural(min), n));
-    }
+    if (min == max) raise_type_error(I, fmt::format("{} expected {} argument{}, got {}", fname, min, plural(min), n));
     if (n < min)
       raise_type_error(I, fmt::format("{} expected at least {} argument{}, got {}", fname, min, plural(min), n));
     raise_type_error(I, fmt::format("{} expected at most {} argument{}, got {}", fname, max, plural(max), n));
@@ -73,32 +83,65 @@ void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t m
   for (size_t i = n; i < max; ++i) out[i] = Value::undef();
 }
 
+void method_noargs(Interp& I, Args& a, const char* type, const char* method) {
+  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}.{}() takes no keyword arguments", type, method));
+  if (a.pos.size() != 1)
+    raise_type_error(I, fmt::format("{}.{}() takes no arguments ({} given)", type, method, a.pos.size() - 1));
+}
+
+const Value& method_onearg(Interp& I, Args& a, const char* type, const char* method) {
+  if (!a.kw.empty()) raise_type_error(I, fmt::format("{}.{}() takes no keyword arguments", type, method));
+  if (a.pos.size() != 2)
+    raise_type_error(I, fmt::format("{}.{}() takes exactly one argument ({} given)", type, method, a.pos.size() - 1));
+  return a.pos[1];
+}
+
+void bind_positional_legacy(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out,
+                            const char* type) {
+  if (!a.kw.empty()) no_keywords(I, fname, type);
+  size_t n = a.pos.size();
+  if (n < min)
+    raise_type_error(I, fmt::format("{}() takes at least {} argument{} ({} given)", fname, min, plural(min), n));
+  if (n > max)
+    raise_type_error(I, fmt::format("{}() takes at most {} argument{} ({} given)", fname, max, plural(max), n));
+  for (size_t i = 0; i < n; ++i) out[i] = a.pos[i];
+  for (size_t i = n; i < max; ++i) out[i] = Value::undef();
+}
+
 void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names, size_t required,
-               Value* out, size_t npos) {
+               Value* out, size_t npos, size_t posonly) {
   size_t nparams = names.size();
   if (npos > nparams) npos = nparams;
   for (size_t i = 0; i < nparams; ++i) out[i] = Value::undef();
   size_t n = a.pos.size();
-  if (n > npos) {
-    size_t total = n + a.kw.size();
-    if (npos == 0) raise_type_error(I, fmt::format("{}() takes no positional arguments", fname));
-    raise_type_error(I, fmt::format("{}() takes at most {} argument{} ({} given)", fname, npos, plural(npos), total));
-  }
-  if (n + a.kw.size() > nparams)
+  size_t total = n + a.kw.size();
+  // The order of CPython's _PyArg_UnpackKeywords checks.
+  if (total > nparams)
     raise_type_error(I, fmt::format("{}() takes at most {} {}argument{} ({} given)", fname, nparams,
-                                    n == 0 ? "keyword " : "", plural(nparams), n + a.kw.size()));
+                                    n == 0 ? "keyword " : "", plural(nparams), total));
+  if (n > npos) {
+    if (npos == 0) raise_type_error(I, fmt::format("{}() takes no positional arguments", fname));
+    raise_type_error(
+        I, fmt::format("{}() takes at most {} positional argument{} ({} given)", fname, npos, plural(npos), n));
+  }
+  size_t need_pos = std::min(required, posonly);
+  if (n < need_pos)
+    raise_type_error(I, fmt::format("{}() takes at least {} positional argument{} ({} given)", fname, need_pos,
+                                    plural(need_pos), n));
   for (size_t i = 0; i < n; ++i) out[i] = a.pos[i];
+  // Keywords fill the remaining parameters; then, in CPython's order: a
+  // missing required argument, a duplicate, an unknown keyword.
+  bool leftover = false;
   for (auto& [key, value] : a.kw) {
     size_t idx = 0;
     for (const char* name : names) {
       if (key->s == name) break;
       ++idx;
     }
-    if (idx == nparams) raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for {}()", key->s, fname));
-    if (idx < n)
-      raise_type_error(I,
-                       fmt::format("argument for {}() given by name ('{}') and position ({})", fname, key->s, idx + 1));
-    out[idx] = value;
+    if (idx < nparams && idx >= posonly && idx >= n)
+      out[idx] = value;
+    else
+      leftover = true;
   }
   size_t idx = 0;
   for (const char* name : names) {
@@ -106,6 +149,26 @@ void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<cons
     if (out[idx].is_undef())
       raise_type_error(I, fmt::format("{}() missing required argument '{}' (pos {})", fname, name, idx + 1));
     ++idx;
+  }
+  if (!leftover) return;
+  for (auto& [key, value] : a.kw) {
+    size_t k = 0;
+    for (const char* name : names) {
+      if (key->s == name) break;
+      ++k;
+    }
+    if (k < nparams && k >= posonly && k < n)
+      raise_type_error(I,
+                       fmt::format("argument for {}() given by name ('{}') and position ({})", fname, key->s, k + 1));
+  }
+  for (auto& [key, value] : a.kw) {
+    size_t k = 0;
+    for (const char* name : names) {
+      if (key->s == name) break;
+      ++k;
+    }
+    if (k == nparams || k < posonly)
+      raise_type_error(I, fmt::format("'{}' is an invalid keyword argument for {}()", key->s, fname));
   }
 }
 
@@ -143,7 +206,9 @@ Set* self_set(Interp& I, Args& a, const char* method, const char* type_name) {
 }
 
 Str* arg_str(Interp& I, const Value& v, std::string_view what) {
-  if (!v.is(Kind::Str)) raise_type_error(I, fmt::format("{} must be str, not {}", what, I.type_name(v)));
+  // CPython's _PyArg_BadArgument says "None" rather than "NoneType".
+  if (!v.is(Kind::Str))
+    raise_type_error(I, fmt::format("{} must be str, not {}", what, v.is_none() ? "None" : I.type_name(v)));
   return v.as<Str>();
 }
 

@@ -51,18 +51,33 @@ void check_result_size(Interp& I, uint64_t n, size_t limit = kMaxResultBytes);
 Args method_args(Args& a);
 
 // Binds the positional-only parameters of `fname`: between `min` and `max`
-// positional arguments, no keywords. Writes them to out[0..count).
-void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out);
+// positional arguments, no keywords. Writes them to out[0..count). Methods
+// pass their class's name as `type`, which CPython puts in the keyword error
+// ("list.pop() takes no keyword arguments").
+void bind_positional(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out,
+                     const char* type = nullptr);
+// Builtins that CPython declares METH_O: "len() takes exactly one argument (2 given)".
+const Value& builtin_onearg(Interp& I, Args& a, const char* fname);
 
-// Binds positional-or-keyword parameters `names` (the first `required` of
-// them mandatory) from `a` into out[0..names.size()). Parameters listed after
-// `npos` in `names` are keyword-only.
+// Binds parameters `names` (the first `required` of them mandatory) from `a`
+// into out[0..names.size()), as CPython's argument clinic does. The first
+// `posonly` are positional-only; those listed after `npos` are keyword-only.
 void bind_args(Interp& I, const char* fname, Args& a, std::initializer_list<const char*> names, size_t required,
-               Value* out, size_t npos = SIZE_MAX);
+               Value* out, size_t npos = SIZE_MAX, size_t posonly = 0);
 
 inline const Value& or_default(const Value& v, const Value& dflt) { return v.is_undef() ? dflt : v; }
 inline bool given(const Value& v) { return !v.is_undef(); }
 inline bool given_not_none(const Value& v) { return !v.is_undef() && !v.is_none(); }
+
+// Argument checks of methods that CPython declares METH_NOARGS / METH_O, whose
+// messages name the class: "str.upper() takes no arguments (1 given)",
+// "list.append() takes exactly one argument (0 given)".
+void method_noargs(Interp& I, Args& a, const char* type, const char* method);
+const Value& method_onearg(Interp& I, Args& a, const char* type, const char* method);
+// PyArg_ParseTuple-style messages ("find() takes at least 1 argument (0
+// given)"), used by the str search methods.
+void bind_positional_legacy(Interp& I, const char* fname, Args& a, size_t min, size_t max, Value* out,
+                            const char* type = nullptr);
 
 // The receiver of a method of a builtin class, checked as CPython's
 // descriptors do ("descriptor 'upper' for 'str' objects doesn't apply to a

@@ -62,6 +62,10 @@ struct ExprNode {
   Span span;
   virtual ~ExprNode() = default;
   virtual Value eval(Frame& f) = 0;
+  // For plain local variables: the bound slot itself, so readers that only
+  // look at the value (attribute access, method calls) skip the reference
+  // count traffic of a copy. Null for every other node, or when unbound.
+  virtual const Value* peek(Frame&) { return nullptr; }
   // Assignment targets override these.
   virtual void store(Frame& f, Value v);
   virtual void del(Frame& f);

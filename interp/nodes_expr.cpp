@@ -80,6 +80,10 @@ struct Local final : ExprNode {
     }
     return v;
   }
+  const Value* peek(Frame& f) override {
+    const Value& v = f.slots[slot];
+    return v.is_undef() ? nullptr : &v;
+  }
   void store(Frame& f, Value v) override { f.slots[slot] = std::move(v); }
   void del(Frame& f) override {
     if (f.slots[slot].is_undef()) eval(f);
@@ -422,7 +426,13 @@ struct AttributeNode final : ExprNode {
   ExprNodePtr obj;
   Ref<Str> name;
   Value eval(Frame& f) override {
-    Value o = obj->eval(f);
+    Value tmp;
+    const Value* op = obj->peek(f);
+    if (!op) {
+      tmp = obj->eval(f);
+      op = &tmp;
+    }
+    const Value& o = *op;
     if (o.is(Kind::Instance)) {
       // Instance attributes are the common case: skip the generic path when
       // the class has no property of that name.
@@ -634,7 +644,13 @@ struct CallMethodNode final : CallNode {
   Ref<Str> name;
   Value eval(Frame& f) override {
     Interp& I = f.I;
-    Value o = obj->eval(f);
+    Value tmp;
+    const Value* op = obj->peek(f);
+    if (!op) {
+      tmp = obj->eval(f);
+      op = &tmp;
+    }
+    const Value& o = *op;
     try {
       // Look the method up on the class without making a bound method, unless
       // the instance itself has an attribute of that name.

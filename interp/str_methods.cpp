@@ -41,10 +41,19 @@ struct Text {
   }
 };
 
+// A start/end argument of the search methods.
+int64_t slice_index(Interp& I, const Value& v) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_bool()) return v.as_bool() ? 1 : 0;
+  if ((v.is(Kind::Instance) || v.is(Kind::NativeData)) && I.cls_of(v)->lookup(I.names().__index__))
+    return arg_index(I, v);
+  raise_type_error(I, "slice indices must be integers or None or have an __index__ method");
+}
+
 // Python's ADJUST_INDICES for optional start/end arguments (None = default).
 void adjust_indices(Interp& I, const Value& start_v, const Value& end_v, int64_t len, int64_t& start, int64_t& end) {
-  start = given_not_none(start_v) ? arg_index(I, start_v) : 0;
-  end = given_not_none(end_v) ? arg_index(I, end_v) : len;
+  start = given_not_none(start_v) ? slice_index(I, start_v) : 0;
+  end = given_not_none(end_v) ? slice_index(I, end_v) : len;
   if (end > len) {
     end = len;
   } else if (end < 0) {
@@ -57,7 +66,10 @@ void adjust_indices(Interp& I, const Value& start_v, const Value& end_v, int64_t
   }
 }
 
-Str* sub_arg(Interp& I, const Value& v) { return arg_str(I, v, "must be"); }
+Str* sub_arg(Interp& I, const Value& v) {
+  if (!v.is(Kind::Str)) raise_type_error(I, fmt::format("must be str, not {}", I.type_name(v)));
+  return v.as<Str>();
+}
 
 Value make_str_list(std::vector<std::string> parts) {
   std::vector<Value> items;
@@ -83,11 +95,12 @@ struct SearchArgs {
 SearchArgs search_args(Interp& I, Args& a, const char* name, const Text& t) {
   Value v[3];
   Args rest = method_args(a);
-  bind_positional(I, name, rest, 1, 3, v);
+  bind_positional_legacy(I, name, rest, 1, 3, v, "str");
   SearchArgs r;
   r.self = a.pos[0].as<Str>();
-  r.sub = sub_arg(I, v[0]);
+  // CPython converts start/end while parsing, before it checks sub.
   adjust_indices(I, v[1], v[2], t.length(), r.start, r.end);
+  r.sub = sub_arg(I, v[0]);
   return r;
 }
 
@@ -149,7 +162,7 @@ Value starts_ends(Interp& I, Args& a, const char* name, bool at_end) {
   Str* self = self_str(I, a, name);
   Value v[3];
   Args rest = method_args(a);
-  bind_positional(I, name, rest, 1, 3, v);
+  bind_positional_legacy(I, name, rest, 1, 3, v, "str");
   Text t(self);
   int64_t start, end;
   adjust_indices(I, v[1], v[2], t.length(), start, end);
@@ -261,13 +274,14 @@ SplitArgs split_args(Interp& I, Args& a, const char* name) {
   Value v[2];
   Args rest = method_args(a);
   bind_args(I, name, rest, {"sep", "maxsplit"}, 0, v);
+  // As in CPython, maxsplit is converted while parsing, before sep is checked.
+  r.maxsplit = given(v[1]) ? arg_index(I, v[1]) : -1;
   r.sep = nullptr;
   if (given_not_none(v[0])) {
     if (!v[0].is(Kind::Str)) raise_type_error(I, fmt::format("must be str or None, not {}", I.type_name(v[0])));
     r.sep = v[0].as<Str>();
     if (r.sep->s.empty()) raise_value_error(I, "empty separator");
   }
-  r.maxsplit = given(v[1]) ? arg_index(I, v[1]) : -1;
   return r;
 }
 
@@ -334,7 +348,7 @@ Value str_splitlines(Interp& I, Args& a, Object*) {
   Value v[1];
   Args rest = method_args(a);
   bind_args(I, "splitlines", rest, {"keepends"}, 0, v);
-  bool keepends = given(v[0]) && I.truthy(v[0]);
+  bool keepends = given(v[0]) && arg_index(I, v[0]) != 0;
   const std::string& s = self->s;
   std::vector<std::string> out;
   size_t i = 0, start = 0, n = s.size();
@@ -352,9 +366,7 @@ Value str_splitlines(Interp& I, Args& a, Object*) {
 
 Value partition_impl(Interp& I, Args& a, const char* name, bool reverse) {
   Str* self = self_str(I, a, name);
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", name)};
   Str* sep = sub_arg(I, v[0]);
   if (sep->s.empty()) raise_value_error(I, "empty separator");
   const std::string& s = self->s;
@@ -417,7 +429,7 @@ Value str_replace(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "replace");
   Value v[3];
   Args rest = method_args(a);
-  bind_positional(I, "replace", rest, 2, 3, v);
+  bind_positional(I, "replace", rest, 2, 3, v, "str");
   Str* old_s = arg_str(I, v[0], "replace() argument 1");
   Str* new_s = arg_str(I, v[1], "replace() argument 2");
   int64_t count = given(v[2]) ? arg_index(I, v[2]) : -1;
@@ -469,7 +481,7 @@ Value strip_impl(Interp& I, Args& a, const char* name, bool left, bool right) {
   Str* self = self_str(I, a, name);
   Value v[1];
   Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 1, v);
+  bind_positional(I, name, rest, 0, 1, v, "str");
   std::vector<uint32_t> chars;
   bool whitespace = true;
   if (given_not_none(v[0])) {
@@ -507,9 +519,7 @@ Value str_rstrip(Interp& I, Args& a, Object*) { return strip_impl(I, a, "rstrip"
 
 Value str_removeprefix(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "removeprefix");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "removeprefix", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", "removeprefix")};
   const std::string& p = arg_str(I, v[0], "removeprefix() argument")->s;
   if (!p.empty() && self->s.compare(0, p.size(), p) == 0) return str_value(self->s.substr(p.size()));
   return a.pos[0];
@@ -517,9 +527,7 @@ Value str_removeprefix(Interp& I, Args& a, Object*) {
 
 Value str_removesuffix(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "removesuffix");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "removesuffix", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", "removesuffix")};
   const std::string& p = arg_str(I, v[0], "removesuffix() argument")->s;
   const std::string& s = self->s;
   if (!p.empty() && s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0)
@@ -543,7 +551,7 @@ Value pad_impl(Interp& I, Args& a, const char* name, char align) {
   Str* self = self_str(I, a, name);
   Value v[2];
   Args rest = method_args(a);
-  bind_positional(I, name, rest, 1, 2, v);
+  bind_positional(I, name, rest, 1, 2, v, "str");
   int64_t width = arg_index(I, v[0]);
   uint32_t fill = fill_char(I, v[1]);
   int64_t len = static_cast<int64_t>(self->length());
@@ -567,9 +575,7 @@ Value str_rjust(Interp& I, Args& a, Object*) { return pad_impl(I, a, "rjust", '>
 
 Value str_zfill(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "zfill");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "zfill", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", "zfill")};
   int64_t width = arg_index(I, v[0]);
   int64_t len = static_cast<int64_t>(self->length());
   if (width <= len) return a.pos[0];
@@ -620,8 +626,7 @@ Value str_expandtabs(Interp& I, Args& a, Object*) {
 template <class F>
 Value map_chars(Interp& I, Args& a, const char* name, F f) {
   Str* self = self_str(I, a, name);
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", name);
   const std::string& s = self->s;
   std::string out;
   out.reserve(s.size());
@@ -632,8 +637,7 @@ Value map_chars(Interp& I, Args& a, const char* name, F f) {
 // upper()/lower() of an ASCII string, byte by byte.
 Value ascii_case(Interp& I, Args& a, const char* name, bool upper) {
   Str* self = self_str(I, a, name);
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", name);
   std::string out = self->s;
   for (char& c : out) {
     if (upper ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z')) c = static_cast<char>(c ^ 0x20);
@@ -695,8 +699,7 @@ Value str_capitalize(Interp& I, Args& a, Object*) {
 template <class P>
 Value all_chars(Interp& I, Args& a, const char* name, P pred) {
   Str* self = self_str(I, a, name);
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", name);
   const std::string& s = self->s;
   if (s.empty()) return Value::boolean(false);
   for (size_t i = 0; i < s.size();)
@@ -713,15 +716,13 @@ Value str_isspace(Interp& I, Args& a, Object*) { return all_chars(I, a, "isspace
 
 Value str_isascii(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "isascii");
-  Args rest = method_args(a);
-  bind_positional(I, "isascii", rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", "isascii");
   return Value::boolean(self->is_ascii());
 }
 
 Value str_isprintable(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "isprintable");
-  Args rest = method_args(a);
-  bind_positional(I, "isprintable", rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", "isprintable");
   const std::string& s = self->s;
   for (size_t i = 0; i < s.size();)
     if (!unicode::is_printable(unicode::decode(s, i))) return Value::boolean(false);
@@ -731,8 +732,7 @@ Value str_isprintable(Interp& I, Args& a, Object*) {
 // isupper/islower: at least one cased character, none of the other case.
 Value case_pred(Interp& I, Args& a, const char* name, bool upper) {
   Str* self = self_str(I, a, name);
-  Args rest = method_args(a);
-  bind_positional(I, name, rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", name);
   const std::string& s = self->s;
   bool cased = false;
   for (size_t i = 0; i < s.size();) {
@@ -748,8 +748,7 @@ Value str_islower(Interp& I, Args& a, Object*) { return case_pred(I, a, "islower
 
 Value str_istitle(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "istitle");
-  Args rest = method_args(a);
-  bind_positional(I, "istitle", rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", "istitle");
   const std::string& s = self->s;
   bool cased = false, prev_cased = false;
   for (size_t i = 0; i < s.size();) {
@@ -769,8 +768,7 @@ Value str_istitle(Interp& I, Args& a, Object*) {
 
 Value str_isidentifier(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "isidentifier");
-  Args rest = method_args(a);
-  bind_positional(I, "isidentifier", rest, 0, 0, nullptr);
+  method_noargs(I, a, "str", "isidentifier");
   const std::string& s = self->s;
   if (s.empty()) return Value::boolean(false);
   size_t i = 0;
@@ -792,9 +790,7 @@ Value str_format_method(Interp& I, Args& a, Object*) {
 
 Value str_format_map(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "format_map");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "format_map", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", "format_map")};
   if (!v[0].is(Kind::Dict)) raise_type_error(I, "format_map() argument must be a dict in MSL");
   std::vector<std::pair<Ref<Str>, Value>> kw;
   for (auto& e : v[0].as<Dict>()->map.entries())
@@ -806,9 +802,7 @@ Value str_format_map(Interp& I, Args& a, Object*) {
 
 Value str_translate(Interp& I, Args& a, Object*) {
   Str* self = self_str(I, a, "translate");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "translate", rest, 1, 1, v);
+  Value v[1] = {method_onearg(I, a, "str", "translate")};
   const std::string& s = self->s;
   std::string out;
   out.reserve(s.size());
@@ -840,7 +834,7 @@ Value str_translate(Interp& I, Args& a, Object*) {
 // str.maketrans(x[, y[, z]]): a static method.
 Value str_maketrans(Interp& I, Args& a, Object*) {
   Value v[3];
-  bind_positional(I, "maketrans", a, 1, 3, v);
+  bind_positional(I, "maketrans", a, 1, 3, v, "str");
   auto d = make<Dict>();
   if (v[1].is_undef()) {
     if (!v[0].is(Kind::Dict)) raise_type_error(I, "if you give only one argument to maketrans it must be a dict");
