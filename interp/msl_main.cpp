@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -55,6 +56,7 @@ long parse_number(const std::string& opt, const std::string& v) {
 
 CommandLine parse_args(int argc, char** argv) {
   CommandLine cl;
+  bool expect_file = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const std::string& opt) -> std::string {
@@ -93,40 +95,23 @@ CommandLine parse_args(int argc, char** argv) {
       cl.has_code = true;
       for (++i; i < argc; ++i) cl.script_args.push_back(argv[i]);
     } else if (a == "run") {
-      if (i + 1 >= argc) usage_error("run needs a FILE");
-      ++i;
-      // Options may also follow `run`, before the file name.
-      while (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
-        int before = i;
-        std::string opt = argv[i];
-        (void)before;
-        CommandLine sub = parse_args(2, std::array<char*, 2>{argv[0], argv[i]}.data());
-        if (opt.find('=') == std::string::npos && opt != "--profile") {
-          if (i + 1 >= argc) usage_error("option " + opt + " needs a value");
-          char* pair[3] = {argv[0], argv[i], argv[i + 1]};
-          sub = parse_args(3, pair);
-          ++i;
-        }
-        if (opt.rfind("--mode", 0) == 0) cl.mode = sub.mode;
-        if (opt.rfind("--device", 0) == 0) cl.device = sub.device;
-        if (opt.rfind("--seed", 0) == 0) cl.seed = sub.seed;
-        if (opt.rfind("--threads", 0) == 0) cl.threads = sub.threads;
-        if (opt.rfind("--save-graphs", 0) == 0) cl.save_graphs = sub.save_graphs;
-        if (opt.rfind("--dump", 0) == 0) cl.dump = sub.dump;
-        if (opt.rfind("--emit", 0) == 0) cl.emit = sub.emit;
-        if (opt == "--profile") cl.profile = true;
-        ++i;
-      }
-      if (i >= argc) usage_error("run needs a FILE");
-      cl.file = argv[i];
+      // Options may also follow `run`; the first non-option is the file.
+      expect_file = true;
+    } else if (expect_file && (a.empty() || a[0] != '-')) {
+      cl.file = a;
       cl.run = true;
       for (++i; i < argc; ++i) cl.script_args.push_back(argv[i]);
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
+    } else if (!cl.emit.empty() && !cl.run && !cl.has_code) {
+      // `msl --emit=ast FILE`: the stage printers take the file directly.
+      cl.file = a;
+      cl.run = true;
     } else {
       usage_error("unknown command '" + a + "' (did you mean 'msl run " + a + "'?)");
     }
   }
+  if (expect_file && !cl.run) usage_error("run needs a FILE");
   return cl;
 }
 
@@ -150,6 +135,11 @@ struct Job {
 };
 
 bool read_file(const std::string& path, std::string& out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    errno = EISDIR;
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::stringstream ss;
