@@ -51,13 +51,8 @@ static std::string quoted_list(const std::vector<std::string>& names) {
 Value call_function(Interp& I, Function* fn, std::span<Value> args, std::span<std::pair<Ref<Str>, Value>> kw) {
   FuncCode* c = fn->code.get();
   Interp::CallDepthGuard depth(I);
-  Value* slots = I.alloc_slots(c->nslots);
-  struct Free {
-    Interp& I;
-    Value* s;
-    uint32_t n;
-    ~Free() { I.free_slots(s, n); }
-  } guard{I, slots, c->nslots};
+  StackSlots frame(I, c->nslots);
+  Value* slots = frame.p;
 
   const std::string& fname = c->qualname;
   size_t np = c->nposargs, nk = c->nkwonly;
@@ -128,13 +123,8 @@ Value call_function(Interp& I, Function* fn, std::span<Value> args, std::span<st
 }
 
 Value run_module_code(Interp& I, const std::shared_ptr<FuncCode>& code, Module* mod) {
-  Value* slots = I.alloc_slots(code->nslots);
-  struct Free {
-    Interp& I;
-    Value* s;
-    uint32_t n;
-    ~Free() { I.free_slots(s, n); }
-  } guard{I, slots, code->nslots};
+  StackSlots frame(I, code->nslots);
+  Value* slots = frame.p;
   for (uint32_t s : code->cell_slots) slots[s] = make<Cell>().value();
   // Module bodies run as a function without parameters whose globals are `mod`.
   auto fn = make<Function>();

@@ -73,12 +73,14 @@ void Interp::enter_thread() {
     pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
   }
+  // Addresses as integers: the limit lies outside any object we own.
   char here;
-  char* low = addr ? static_cast<char*>(addr) : &here - size + (64 << 10);
+  uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
+  uintptr_t low = addr ? reinterpret_cast<uintptr_t>(addr) : sp - size + (64 << 10);
   // Keep 256 KiB in reserve for the error path and native callees.
-  size_t reserve = 256 << 10;
-  stack_limit_ = low + std::min(reserve, size / 4);
-  if (stack_limit_ > &here) stack_limit_ = &here - (64 << 10);
+  uintptr_t limit = low + std::min<size_t>(256 << 10, size / 4);
+  if (limit > sp) limit = sp - (64 << 10);
+  stack_limit_ = reinterpret_cast<char*>(limit);
 }
 
 Value* Interp::alloc_slots(size_t n) {

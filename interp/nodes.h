@@ -79,6 +79,19 @@ struct StmtNode {
   virtual Exec exec(Frame& f) = 0;
 };
 
+// A block of slots on the interpreter's value stack (a call's locals, or a
+// temporary argument array), released when it goes out of scope.
+struct StackSlots {
+  StackSlots(Interp& I, size_t n) : I_(I), n_(n), p(I.alloc_slots(n)) {}
+  ~StackSlots() { I_.free_slots(p, n_); }
+  StackSlots(const StackSlots&) = delete;
+  StackSlots& operator=(const StackSlots&) = delete;
+  Value& operator[](size_t i) { return p[i]; }
+  Interp& I_;
+  size_t n_;
+  Value* p;
+};
+
 // Records `span` as the failing location of `e` if this frame has none yet.
 inline void locate(MslError& e, const Span& span) {
   ExceptionObj* x = e.obj();

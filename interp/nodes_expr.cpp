@@ -37,15 +37,6 @@ void ExprNode::aug(Frame& f, ast::BinOp op, ExprNode* value) {
 namespace nodes {
 namespace {
 
-// RAII for temporary argument arrays on the interpreter's value stack.
-struct SlotArray {
-  SlotArray(Interp& I, size_t n) : I_(I), n_(n), p(I.alloc_slots(n)) {}
-  ~SlotArray() { I_.free_slots(p, n_); }
-  Interp& I_;
-  size_t n_;
-  Value* p;
-};
-
 [[noreturn]] void name_error(Interp& I, Str* name) {
   I.raise(I.exception_class("NameError").get(), "name '" + name->s + "' is not defined");
 }
@@ -604,19 +595,14 @@ struct CallNode : ExprNode {
         if (code->simple && code->nposargs == n) {
           // Fast path: evaluate arguments straight into the callee's slots.
           Interp::CallDepthGuard depth(I);
-          Value* slots = I.alloc_slots(code->nslots);
-          struct Free {
-            Interp& I;
-            Value* s;
-            uint32_t n;
-            ~Free() { I.free_slots(s, n); }
-          } guard{I, slots, code->nslots};
+          StackSlots frame(I, code->nslots);
+          Value* slots = frame.p;
           if (self) slots[0] = *self;
           for (size_t i = 0; i < args.size(); ++i) slots[i + extra] = args[i].value->eval(f);
           return run_function_body(I, fun, slots);
         }
       }
-      SlotArray tmp(I, n);
+      StackSlots tmp(I, n);
       if (self) tmp.p[0] = *self;
       for (size_t i = 0; i < args.size(); ++i) tmp.p[i + extra] = args[i].value->eval(f);
       return I.call(fn, std::span<Value>(tmp.p, n));
@@ -891,13 +877,8 @@ struct MakeClass final : ExprNode {
     fn->closure = gather_closure(f, closure);
     fn->name = name;
     Interp::CallDepthGuard depth(I);
-    Value* slots = I.alloc_slots(body->nslots);
-    struct Free {
-      Interp& I;
-      Value* s;
-      uint32_t n;
-      ~Free() { I.free_slots(s, n); }
-    } guard{I, slots, body->nslots};
+    StackSlots frame(I, body->nslots);
+    Value* slots = frame.p;
     for (uint32_t s : body->cell_slots) slots[s] = make<Cell>().value();
     Frame cf{I, slots, fn.get(), f.module, cls.get(), body.get(), Value()};
     try {

@@ -501,13 +501,8 @@ static Value construct(Interp& I, Class* cls, std::span<Value> args, std::span<s
     if (code->simple && code->nposargs == args.size() + 1) {
       Value keep = *init;
       Interp::CallDepthGuard depth(I);
-      Value* slots = I.alloc_slots(code->nslots);
-      struct Free {
-        Interp& I;
-        Value* s;
-        uint32_t n;
-        ~Free() { I.free_slots(s, n); }
-      } guard{I, slots, code->nslots};
+      StackSlots frame(I, code->nslots);
+      Value* slots = frame.p;
       slots[0] = obj;
       for (size_t i = 0; i < args.size(); ++i) slots[i + 1] = args[i];
       Value r = run_function_body(I, fn, slots);
