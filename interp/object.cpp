@@ -6,6 +6,27 @@
 
 namespace msl {
 
+void destroy(Object* o) {
+  static thread_local int depth = 0;
+  static thread_local std::vector<Object*> pending;
+  if (depth >= 64) {
+    pending.push_back(o);
+    return;
+  }
+  ++depth;
+  delete o;
+  --depth;
+  if (depth == 0) {
+    while (!pending.empty()) {
+      Object* p = pending.back();
+      pending.pop_back();
+      ++depth;
+      delete p;
+      --depth;
+    }
+  }
+}
+
 size_t Str::compute_hash() const {
   // FNV-1a; never 0, so 0 can mean "not computed yet".
   uint64_t h = 1469598103934665603ull;

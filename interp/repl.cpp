@@ -244,6 +244,12 @@ Repl::Read Repl::read_line(bool continuation, std::string& out) {
   for (;;) {
     cancelled_ = false;
     std::fflush(stdout);
+    // el_gets prints the prompt before it switches the terminal to raw mode;
+    // a key typed in that window (Ctrl-D in particular, which the cooked
+    // line discipline turns into an end-of-file mark) would be lost. So the
+    // terminal is switched first; el_gets finds it already prepared and
+    // restores it when the line is done.
+    el_set(el_, EL_PREP_TERM, 1);
     int count = 0;
     errno = 0;
     const char* s = el_gets(el_, &count);

@@ -37,9 +37,16 @@ struct Object {
   Object& operator=(const Object&) = delete;
 };
 
+// Deletes an object whose count reached zero. Deeply nested structures (a
+// list inside a list a million times) would recurse once per level through
+// the destructors; past a fixed depth, deletions are queued and run
+// iteratively instead (CPython's "trashcan"), so freeing never overflows the
+// C stack.
+void destroy(Object* o);
+
 inline void incref(Object* o) { ++o->refcount; }
 inline void decref(Object* o) {
-  if (--o->refcount == 0) delete o;
+  if (--o->refcount == 0) destroy(o);
 }
 
 class Value {
