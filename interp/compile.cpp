@@ -488,7 +488,8 @@ class Generator {
  public:
   Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src) : I_(I), c_(c), mod_(mod), src_(std::move(src)) {}
 
-  std::shared_ptr<FuncCode> module(const ast::Module& m, bool interactive) {
+  std::shared_ptr<FuncCode> module(const ast::Module& m, CompileMode mode) {
+    mode_ = mode;
     Scope* s = c_.scope_of.at(&m);
     auto code = new_code(*s, "<module>", "<module>");
     code->is_module = true;
@@ -496,7 +497,7 @@ class Generator {
     std::vector<StmtNodePtr> stmts;
     for (size_t i = 0; i < m.body.size(); ++i) {
       const Stmt& st = *m.body[i];
-      if (interactive && i + 1 == m.body.size() && st.kind == StmtKind::Expr) {
+      if (mode == CompileMode::Eval && i + 1 == m.body.size() && st.kind == StmtKind::Expr) {
         auto n = nodes::result_stmt(expr(*st.as<ast::ExprStmt>()->value));
         n->span = st.span;
         stmts.push_back(std::move(n));
@@ -514,6 +515,7 @@ class Generator {
   msl::Module* mod_;
   SourcePtr src_;
   Scope* cur_ = nullptr;
+  CompileMode mode_ = CompileMode::File;
   std::vector<std::map<std::string, std::string>> overlays_;
   std::vector<std::string> qual_;  // enclosing class/function names for qualnames
 
@@ -658,7 +660,10 @@ class Generator {
 
   StmtNodePtr stmt_inner(const Stmt& s) {
     switch (s.kind) {
-      case StmtKind::Expr: return nodes::expr_stmt(expr(*s.as<ast::ExprStmt>()->value));
+      case StmtKind::Expr:
+        if (mode_ == CompileMode::Interactive && cur_->kind == Scope::Kind::Module)
+          return nodes::display_stmt(expr(*s.as<ast::ExprStmt>()->value));
+        return nodes::expr_stmt(expr(*s.as<ast::ExprStmt>()->value));
       case StmtKind::Assign: {
         auto* a = s.as<ast::Assign>();
         std::vector<ExprNodePtr> targets;
@@ -966,12 +971,12 @@ class Generator {
 
 }  // namespace
 
-std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, bool interactive) {
+std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode) {
   try {
     Collector c;
     c.run(m);
     Analyzer(c).run();
-    return Generator(I, c, mod, m.source).module(m, interactive);
+    return Generator(I, c, mod, m.source).module(m, mode);
   } catch (CompileError& e) {
     Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
     ExceptionObj* x = exc.as<ExceptionObj>();

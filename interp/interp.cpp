@@ -374,22 +374,29 @@ static std::unique_ptr<ast::Module> parse_or_raise(Interp& I, const SourcePtr& s
 Value Interp::run_source(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, false);
-  auto code = compile_module(*this, *ast, module.get(), false);
+  auto code = compile_module(*this, *ast, module.get(), CompileMode::File);
   return run_module_code(*this, code, module.get());
 }
 
 Value Interp::run_interactive(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, false);
-  auto code = compile_module(*this, *ast, module.get(), true);
+  auto code = compile_module(*this, *ast, module.get(), CompileMode::Interactive);
   return run_module_code(*this, code, module.get());
 }
 
 Value Interp::eval_expression(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, true);
-  auto code = compile_module(*this, *ast, module.get(), true);
+  auto code = compile_module(*this, *ast, module.get(), CompileMode::Eval);
   return run_module_code(*this, code, module.get());
+}
+
+void Interp::display(const Value& v) {
+  if (v.is_none() || v.is_undef()) return;
+  // Python's sys.displayhook: remember the value as `_`, then show its repr.
+  main_module()->set(intern("_"), v);
+  write_out(repr(v) + "\n");
 }
 
 // --------------------------------------------------- native-call helpers

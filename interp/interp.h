@@ -67,9 +67,11 @@ class Interp {
   // Parses and runs `source` as the body of `module` (created as __main__ when
   // null). Syntax errors raise SyntaxError/IndentationError.
   Value run_source(SourcePtr source, Ref<Module> module = nullptr);
-  // REPL/embedding: like run_source, but when the last statement is an
-  // expression its value is returned (None otherwise).
+  // REPL: like run_source, but every module-level expression statement
+  // (also inside if/for/while/try) shows its value through display().
   Value run_interactive(SourcePtr source, Ref<Module> module);
+  // Shows a REPL value: writes its repr to stdout and binds `_`; None is not shown.
+  void display(const Value& v);
   // Evaluates a single expression in `module`'s globals.
   Value eval_expression(SourcePtr source, Ref<Module> module);
   Ref<Module> main_module();

@@ -5,6 +5,7 @@
 // legal) recursion is limited by the recursion limit, not by the C stack;
 // the interpreter's own stack checks turn anything deeper into RecursionError.
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -129,6 +130,8 @@ std::vector<std::string> split_path(const char* env) {
   return out;
 }
 
+msl::Interp* volatile g_interp = nullptr;
+
 struct Job {
   CommandLine cl;
   int status = 0;
@@ -195,13 +198,27 @@ int run_job(const CommandLine& cl) {
   opts.argv.push_back(cl.run ? cl.file : "-c");
   for (auto& a : cl.script_args) opts.argv.push_back(a);
   msl::Interp interp(opts);
+  // Ctrl-C raises KeyboardInterrupt in the running program (so its
+  // traceback shows where it was); the handler only sets atomics.
+  g_interp = &interp;
+  struct Unhook {
+    ~Unhook() { g_interp = nullptr; }
+  } unhook;
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {
+    if (g_interp) g_interp->request_interrupt();
+  };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
   try {
     interp.run_source(source);
   } catch (msl::MslError& e) {
     std::fflush(stdout);
     std::string text = interp.format_exception(e.exc);
     std::fwrite(text.data(), 1, text.size(), stderr);
-    return 1;
+    // An uncaught KeyboardInterrupt exits as Python does: 128 + SIGINT.
+    bool interrupted = interp.isinstance(e.exc, interp.exception_class("KeyboardInterrupt").get());
+    return interrupted ? 130 : 1;
   } catch (msl::MslExit& e) {
     return e.code;
   } catch (std::bad_alloc&) {

@@ -76,8 +76,10 @@ ExprNodePtr import_module(std::string dotted, bool want_leaf);
 
 // ---- statements
 StmtNodePtr expr_stmt(ExprNodePtr e);
-// The REPL's last expression statement: its value becomes the result of the entry.
+// An evaluated expression's final statement: its value becomes the result of the module body.
 StmtNodePtr result_stmt(ExprNodePtr e);
+// A REPL expression statement: shows the value (Interp::display).
+StmtNodePtr display_stmt(ExprNodePtr e);
 StmtNodePtr assign(std::vector<ExprNodePtr> targets, ExprNodePtr value);
 StmtNodePtr aug_assign(ExprNodePtr target, ast::BinOp op, ExprNodePtr value);
 StmtNodePtr del(std::vector<ExprNodePtr> targets);

@@ -107,10 +107,15 @@ Value run_function_body(Interp& I, Function* fn, Value* slots);
 Value call_function(Interp& I, Function* fn, std::span<Value> args,
                     std::span<std::pair<Ref<Str>, Value>> kw);
 
+// How module-level expression statements behave.
+enum class CompileMode {
+  File,         // values are discarded
+  Interactive,  // every module-level expression statement (also inside if/for/...) displays its value (REPL)
+  Eval,         // the value of a final expression statement is the result of the module body
+};
+
 // Compiles a parsed module (or REPL entry) for execution in `mod`.
-// When `interactive` is set and the last statement is an expression, its
-// value is returned by the module body (the REPL prints it).
-std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, Module* mod, bool interactive);
+std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, Module* mod, CompileMode mode);
 
 // Runs module-level code in `mod`; adds the <module> traceback frame on error.
 Value run_module_code(Interp& I, const std::shared_ptr<FuncCode>& code, Module* mod);

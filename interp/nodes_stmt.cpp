@@ -15,6 +15,18 @@ namespace {
     throw;                       \
   }
 
+// The per-iteration check of loops (interrupts, step limit), located at the
+// loop so an interrupted program shows where it was.
+inline void loop_check(Interp& I, const Span& span) {
+  try {
+    I.poll();
+    I.count_step();
+  } catch (MslError& e) {
+    locate(e, span);
+    throw;
+  }
+}
+
 struct ExprStmt final : StmtNode {
   ExprNodePtr e;
   Exec exec(Frame& f) override {
@@ -27,6 +39,14 @@ struct ResultStmt final : StmtNode {
   ExprNodePtr e;
   Exec exec(Frame& f) override {
     MSL_LOCATE_STMT(f.ret = e->eval(f);)
+    return Exec::Normal;
+  }
+};
+
+struct DisplayStmt final : StmtNode {
+  ExprNodePtr e;
+  Exec exec(Frame& f) override {
+    MSL_LOCATE_STMT(f.I.display(e->eval(f));)
     return Exec::Normal;
   }
 };
@@ -164,8 +184,7 @@ struct While final : StmtNode {
   Exec exec(Frame& f) override {
     Interp& I = f.I;
     while (true) {
-      I.poll();
-      I.count_step();
+      loop_check(I, span);
       if (!I.truthy(test->eval(f))) break;
       Exec r = body->exec(f);
       if (r == Exec::Break) return Exec::Normal;
@@ -187,8 +206,7 @@ struct For final : StmtNode {
       Range* r = seq.as<Range>();
       int64_t step = r->step, stop = r->stop;
       for (int64_t i = r->start; step > 0 ? i < stop : i > stop;) {
-        I.poll();
-        I.count_step();
+        loop_check(I, span);
         target->store(f, Value::integer(i));
         Exec res = body->exec(f);
         if (res == Exec::Break) return Exec::Normal;
@@ -201,8 +219,7 @@ struct For final : StmtNode {
       // Index-based, re-reading the length so appends during the loop are seen (as in Python).
       auto& items = seq.is(Kind::List) ? seq.as<List>()->items : seq.as<Tuple>()->items;
       for (size_t i = 0; i < items.size(); ++i) {
-        I.poll();
-        I.count_step();
+        loop_check(I, span);
         target->store(f, items[i]);
         Exec res = body->exec(f);
         if (res == Exec::Break) return Exec::Normal;
@@ -219,8 +236,7 @@ struct For final : StmtNode {
     }
     Value item;
     while (true) {
-      I.poll();
-      I.count_step();
+      loop_check(I, span);
       try {
         if (!I.next(it, item)) break;
       } catch (MslError& e) {
@@ -377,6 +393,11 @@ StmtNodePtr expr_stmt(ExprNodePtr e) {
 }
 StmtNodePtr result_stmt(ExprNodePtr e) {
   auto n = node<ResultStmt>();
+  n->e = std::move(e);
+  return n;
+}
+StmtNodePtr display_stmt(ExprNodePtr e) {
+  auto n = node<DisplayStmt>();
   n->e = std::move(e);
   return n;
 }

@@ -4,8 +4,8 @@
 // kept in $MSL_HISTORY or ~/.msl_history, Tab bound to our completer). Lines
 // accumulate until lang/'s interactive_input_status() calls the entry
 // complete (brackets closed, a block ended by an empty line); the entry then
-// runs in __main__ with Interp::run_interactive, and the value of a trailing
-// expression statement is printed with repr() and kept in `_`.
+// runs in __main__ with Interp::run_interactive, which shows the value of
+// every module-level expression statement with repr() and keeps it in `_`.
 //
 // Ctrl-C has two meanings, kept apart by the terminal mode:
 //  * while typing, libedit has the terminal in raw mode and we also clear
@@ -289,12 +289,8 @@ std::optional<int> Repl::execute(const std::string& text, bool timed) {
   auto start = std::chrono::steady_clock::now();
   double elapsed = -1;
   try {
-    Value v = I_.run_interactive(source, main_);
+    I_.run_interactive(source, main_);  // shows expression values itself
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!v.is_none() && !v.is_undef()) {
-      main_->set(I_.intern("_"), v);
-      out(I_.repr(v) + "\n");
-    }
   } catch (MslError& e) {
     std::string text;
     try {
