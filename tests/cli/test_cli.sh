@@ -43,5 +43,28 @@ check emit-tokens 0 "1:1 NAME 'x'" -- "$msl" --emit=tokens "$tmp/ok.msl"
 check emit-ast 0 "Assign 1:1" -- "$msl" --emit ast "$tmp/ok.msl"
 check emit-unknown 2 "unknown --emit stage" -- "$msl" --emit=llvm "$tmp/ok.msl"
 check help 0 "usage: msl" -- "$msl" --help
+# Piped REPL input: every module-level expression statement shows its value.
+check repl-piped-values 0 $'0\n1\n2\n5' -- bash -c "printf 'for i in range(3): i\n\nx = 5\nx\nNone\n' | '$msl'"
+
+# Ctrl-C during `msl run` raises KeyboardInterrupt where the loop was; exit 130.
+printf 'def spin():\n    while True:\n        pass\nspin()\n' > "$tmp/spin.msl"
+total=$((total+1))
+"$msl" run "$tmp/spin.msl" 2>"$tmp/spin.err" &
+pid=$!
+# Keep interrupting until it stops (the handler may not be installed yet on a
+# slow machine); give up with SIGKILL after 10 s so the test cannot hang.
+for _ in $(seq 20); do
+  sleep 0.5
+  kill -INT "$pid" 2>/dev/null || break
+  kill -0 "$pid" 2>/dev/null || break
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid"; status=$?
+if [ "$status" = 130 ] && grep -q "spin.msl:2:5 in spin" "$tmp/spin.err" && [ "$(tail -1 "$tmp/spin.err")" = "KeyboardInterrupt" ]; then
+  echo "ok   sigint"
+else
+  echo "FAIL sigint: status $status"; sed 's/^/  | /' "$tmp/spin.err"; fails=$((fails+1))
+fi
+
 echo "$((total - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]
