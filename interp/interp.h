@@ -97,6 +97,7 @@ class Interp {
 
   // ------------------------------------------------------ generic protocols
   Class* cls_of(const Value& v);
+  Class* iterator_class(const char* name);
   std::string type_name(const Value& v);
   bool isinstance(const Value& v, Class* cls) { return cls_of(v)->is_subclass_of(cls); }
   bool truthy(const Value& v);
@@ -215,6 +216,7 @@ class Interp {
   std::unordered_map<std::string, Ref<Module>> modules_;
   std::unordered_map<std::string, std::function<void(Interp&, Module&)>> native_modules_;
   std::unordered_map<std::string, Ref<Class>> exceptions_;
+  std::unordered_map<std::string, Ref<Class>> iterator_classes_;
   std::vector<Value> handled_;
   std::atomic<bool> pending_{false};
   std::atomic<bool> interrupt_{false};

@@ -42,7 +42,7 @@ Class* Interp::cls_of(const Value& v) {
     case Kind::Exception: return v.as<Instance>()->cls.get();
     case Kind::Module: return cls_module.get();
     case Kind::Cell: return cls_cell.get();
-    case Kind::Iterator: return cls_iterator.get();
+    case Kind::Iterator: return iterator_class(static_cast<Iterator*>(v.obj())->type_name());
     case Kind::Property: return cls_property.get();
     case Kind::StaticMethod: return cls_staticmethod.get();
     case Kind::ClassMethod: return cls_classmethod.get();
@@ -50,6 +50,16 @@ Class* Interp::cls_of(const Value& v) {
     case Kind::NativeData: return v.as<NativeData>()->cls.get();
   }
   return cls_object.get();
+}
+
+Class* Interp::iterator_class(const char* name) {
+  // One class per native iterator type (zip, map, list_iterator, ...), made on
+  // first use; all share the iterator protocol methods of cls_iterator.
+  auto it = iterator_classes_.find(name);
+  if (it != iterator_classes_.end()) return it->second.get();
+  Ref<Class> c = new_class(name, cls_iterator.get(), "builtins", true);
+  iterator_classes_.emplace(name, c);
+  return c.get();
 }
 
 std::string Interp::type_name(const Value& v) { return cls_of(v)->name->s; }
