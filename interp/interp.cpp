@@ -3,6 +3,7 @@
 #include "interp/interp.h"
 
 #include <pthread.h>
+#include <cstdlib>
 #include <sys/mman.h>
 
 #include <fmt/format.h>
@@ -293,6 +294,13 @@ static std::string frame_excerpt(const SourceFile& src, const Span& span) {
   return code.substr(drop) + "\n" + carets.substr(drop);
 }
 
+bool Interp::is_library_source(const SourceFile* src) const {
+  if (!src || opts_.stdlib_dir.empty()) return false;
+  const std::string& dir = opts_.stdlib_dir;
+  const std::string& name = src->name();
+  return name.size() > dir.size() && name.compare(0, dir.size(), dir) == 0 && name[dir.size()] == '/';
+}
+
 std::string Interp::format_exception(const Value& exc) {
   if (!exc.is(Kind::Exception)) return exception_summary(exc) + "\n";
   ExceptionObj* x = exc.as<ExceptionObj>();
@@ -310,8 +318,14 @@ std::string Interp::format_exception(const Value& exc) {
   }
   if (!x->traceback.empty()) {
     out += "Traceback (most recent call last):\n";
+    // Frames inside the standard library are hidden: users see their own
+    // code (unless the error never left the library, or MSL_TRACEBACK_ALL is set).
+    std::vector<TraceEntry> tb;
+    bool show_all = std::getenv("MSL_TRACEBACK_ALL") != nullptr;
+    for (const TraceEntry& t : x->traceback)
+      if (show_all || !is_library_source(t.source.get())) tb.push_back(t);
+    if (tb.empty()) tb = x->traceback;
     // Long recursions print the repeated frames once, as Python does.
-    const auto& tb = x->traceback;
     size_t i = tb.size();
     while (i > 0) {
       --i;

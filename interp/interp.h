@@ -92,6 +92,8 @@ class Interp {
   Value new_exception(Class* cls, std::string message);
   // The text of an uncaught exception: traceback frames, source excerpts, `Type: message`.
   std::string format_exception(const Value& exc);
+  // Is `src` a module of the standard library (hidden from tracebacks)?
+  bool is_library_source(const SourceFile* src) const;
   // The `Type: message` line alone.
   std::string exception_summary(const Value& exc);
 

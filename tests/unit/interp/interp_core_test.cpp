@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -218,4 +221,29 @@ TEST_CASE("64-bit integer overflow is OverflowError, never wraps") {
               "try:\n    2 ** 63\nexcept OverflowError:\n    print('pow')\nprint(2 ** 62)\n");
   CHECK(r.err == "");
   CHECK(r.out == "add integer overflow\nfloordiv\npow\n4611686018427387904\n");
+}
+
+TEST_CASE("tracebacks hide standard-library frames") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("msl_stdlib_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "lib");
+  {
+    std::ofstream(dir / "lib" / "libmod.msl") << "def check(x):\n    raise ValueError('bad ' + str(x))\n";
+  }
+  Interp::Options opts;
+  opts.stdlib_dir = (dir / "lib").string();
+  std::string main = (dir / "main.msl").string();
+  Run r;
+  opts.write_stdout = [&r](std::string_view s) { r.out += s; };
+  Interp I(std::move(opts));
+  try {
+    I.run_source(std::make_shared<SourceFile>(main, "import libmod\ndef run():\n    libmod.check(1)\nrun()\n"));
+  } catch (MslError& e) {
+    r.err = I.format_exception(e.exc);
+    REQUIRE(e.obj()->traceback.size() == 3);  // the library frame is recorded...
+  }
+  fs::remove_all(dir);
+  CHECK(r.err.find("libmod.msl") == std::string::npos);  // ...but not shown
+  CHECK(r.err.find("main.msl:3:5 in run") != std::string::npos);
+  CHECK(last_line(r.err) == "ValueError: bad 1");
 }
