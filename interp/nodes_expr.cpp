@@ -51,6 +51,21 @@ namespace {
 
 // ------------------------------------------------------------------ names
 
+// `var += string` where `var` holds the only reference to a string: append
+// in place instead of copying (CPython does the same). Returns false when the
+// fast path does not apply and nothing was evaluated.
+bool append_in_place(Frame& f, Value& var, ast::BinOp op, ExprNode* value, ExprNode* target) {
+  if (op != ast::BinOp::Add || !var.is(Kind::Str) || var.obj()->refcount != 1 || var.as<Str>()->interned) return false;
+  Value rhs = value->eval(f);
+  // Re-check: evaluating the right side may have aliased or rebound the variable.
+  if (rhs.is(Kind::Str) && var.is(Kind::Str) && var.obj()->refcount == 1) {
+    var.as<Str>()->append(rhs.as<Str>()->s);
+  } else {
+    target->store(f, f.I.inplace(op, target->eval(f), rhs));
+  }
+  return true;
+}
+
 struct Const final : ExprNode {
   Value v;
   Value eval(Frame&) override { return v; }
@@ -76,6 +91,9 @@ struct Local final : ExprNode {
     return v.is_undef() ? nullptr : &v;
   }
   void store(Frame& f, Value v) override { f.slots[slot] = std::move(v); }
+  void aug(Frame& f, ast::BinOp op, ExprNode* value) override {
+    if (!append_in_place(f, f.slots[slot], op, value, this)) ExprNode::aug(f, op, value);
+  }
   void del(Frame& f) override {
     if (f.slots[slot].is_undef()) eval(f);
     f.slots[slot] = Value::undef();
@@ -142,6 +160,9 @@ struct Global final : ExprNode {
     }
   }
   void store(Frame&, Value v) override { slot->value = std::move(v); }
+  void aug(Frame& f, ast::BinOp op, ExprNode* value) override {
+    if (!append_in_place(f, slot->value, op, value, this)) ExprNode::aug(f, op, value);
+  }
   void del(Frame& f) override {
     if (slot->value.is_undef()) {
       try {

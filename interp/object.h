@@ -42,6 +42,13 @@ struct Str : Object {
     if (ascii_ < 0) ascii_ = compute_ascii();
     return ascii_ != 0;
   }
+  // Appends in place. Only for a string nobody else can observe (refcount 1,
+  // not interned): `s += t` in a loop then costs O(len(t)), as in CPython.
+  void append(std::string_view more) {
+    s += more;
+    hash_ = 0;
+    if (ascii_ == 1) ascii_ = -1;
+  }
   // Length in code points (Python's len()).
   size_t length() const { return is_ascii() ? s.size() : utf8_length(s); }
 
