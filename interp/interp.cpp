@@ -301,7 +301,9 @@ bool Interp::is_library_source(const SourceFile* src) const {
   return name.size() > dir.size() && name.compare(0, dir.size(), dir) == 0 && name[dir.size()] == '/';
 }
 
-std::string Interp::format_exception(const Value& exc) {
+std::string Interp::format_exception(const Value& exc) { return format_exception_chain(exc, false); }
+
+std::string Interp::format_exception_chain(const Value& exc, bool chained) {
   if (!exc.is(Kind::Exception)) return exception_summary(exc) + "\n";
   ExceptionObj* x = exc.as<ExceptionObj>();
   std::string out;
@@ -310,21 +312,27 @@ std::string Interp::format_exception(const Value& exc) {
     return out;
   }
   if (x->cause.is(Kind::Exception)) {
-    out += format_exception(x->cause);
+    out += format_exception_chain(x->cause, true);
     out += "\nThe above exception was the direct cause of the following exception:\n\n";
-  } else if (x->context.is(Kind::Exception)) {
-    out += format_exception(x->context);
+  } else if (x->context.is(Kind::Exception) && !x->suppress_context) {
+    out += format_exception_chain(x->context, true);
     out += "\nDuring handling of the above exception, another exception occurred:\n\n";
   }
-  if (!x->traceback.empty()) {
+  std::vector<TraceEntry> frames = x->traceback;
+  // A handled exception shown in a chain ends where it was caught.
+  if (chained && x->handled &&
+      (frames.empty() || frames.back().source != x->handled_at.source ||
+       frames.back().function != x->handled_at.function))
+    frames.push_back(x->handled_at);
+  if (!frames.empty()) {
     out += "Traceback (most recent call last):\n";
     // Frames inside the standard library are hidden: users see their own
     // code (unless the error never left the library, or MSL_TRACEBACK_ALL is set).
     std::vector<TraceEntry> tb;
     bool show_all = std::getenv("MSL_TRACEBACK_ALL") != nullptr;
-    for (const TraceEntry& t : x->traceback)
+    for (const TraceEntry& t : frames)
       if (show_all || !is_library_source(t.source.get())) tb.push_back(t);
-    if (tb.empty()) tb = x->traceback;
+    if (tb.empty()) tb = frames;
     // Long recursions print the repeated frames once, as Python does.
     size_t i = tb.size();
     while (i > 0) {

@@ -92,6 +92,8 @@ class Interp {
   Value new_exception(Class* cls, std::string message);
   // The text of an uncaught exception: traceback frames, source excerpts, `Type: message`.
   std::string format_exception(const Value& exc);
+  // `chained`: exc is shown as the cause or context of another exception.
+  std::string format_exception_chain(const Value& exc, bool chained);
   // Is `src` a module of the standard library (hidden from tracebacks)?
   bool is_library_source(const SourceFile* src) const;
   // The `Type: message` line alone.

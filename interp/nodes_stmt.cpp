@@ -27,6 +27,18 @@ inline void loop_check(Interp& I, const Span& span) {
   }
 }
 
+// An exception escaping an `except` block remembers the one being handled
+// ("During handling of the above exception, ..."), unless it already has a
+// context or that would make the chain circular.
+void chain_context(MslError& inner, const Value& handled) {
+  if (inner.exc.identical(handled)) return;
+  ExceptionObj* x = inner.obj();
+  if (!x->context.is_undef() && !x->context.is_none()) return;
+  for (Value c = handled; c.is(Kind::Exception); c = c.as<ExceptionObj>()->context)
+    if (c.identical(inner.exc)) return;
+  x->context = handled;
+}
+
 struct ExprStmt final : StmtNode {
   ExprNodePtr e;
   Exec exec(Frame& f) override {
@@ -130,6 +142,7 @@ struct Raise final : StmtNode {
       if (!c.is_undef()) {
         if (c.is(Kind::Class)) c = I.call0(c);
         x->cause = c;
+        x->suppress_context = true;
       }
       if (!I.handled_exceptions().empty() && !I.handled_exceptions().back().identical(v))
         x->context = I.handled_exceptions().back();
@@ -284,6 +297,9 @@ struct Try final : StmtNode {
         Value t = h.type->eval(f);
         if (!matches(I, err.exc, t, h.type->span)) continue;
       }
+      ExceptionObj* x = err.obj();
+      x->handled = true;
+      x->handled_at = TraceEntry{f.code->source, x->need_location ? h.span : x->location, f.code->qualname};
       if (h.target) h.target->store(f, err.exc);
       auto& handled = I.handled_exceptions();
       handled.push_back(err.exc);
@@ -291,7 +307,13 @@ struct Try final : StmtNode {
         std::vector<Value>& h;
         ~Pop() { h.pop_back(); }
       } pop{handled};
-      Exec r = h.body->exec(f);
+      Exec r;
+      try {
+        r = h.body->exec(f);
+      } catch (MslError& inner) {
+        chain_context(inner, err.exc);
+        throw;
+      }
       if (h.target) {
         // Python unbinds the name after the handler so the exception can be freed.
         try {

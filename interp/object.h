@@ -263,6 +263,11 @@ struct ExceptionObj : Instance {
   Span location;
   Value cause;    // `raise X from Y`
   Value context;  // the exception being handled when this one was raised
+  bool suppress_context = false;  // `raise X from ...` hides the context
+  // Where an `except` clause caught it: the last frame of its traceback when
+  // it is shown as the cause or context of a later exception.
+  bool handled = false;
+  TraceEntry handled_at;
   // SyntaxError raised for a whole file: every diagnostic found in it.
   std::vector<Diagnostic> diagnostics;
 };

@@ -247,3 +247,28 @@ TEST_CASE("tracebacks hide standard-library frames") {
   CHECK(r.err.find("main.msl:3:5 in run") != std::string::npos);
   CHECK(last_line(r.err) == "ValueError: bad 1");
 }
+
+TEST_CASE("exception chains: cause, context, and `from None`") {
+  Run context = run("try:\n    [][1]\nexcept IndexError:\n    x = undefined_name\n");
+  CHECK(context.err ==
+        "Traceback (most recent call last):\n"
+        "  t.msl:2:5 in <module>\n    [][1]\n    ^^^^^\n"
+        "IndexError: list index out of range\n"
+        "\nDuring handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        "  t.msl:4:9 in <module>\n    x = undefined_name\n        ^^^^^^^^^^^^^^\n"
+        "NameError: name 'undefined_name' is not defined\n");
+
+  Run cause = run("def f():\n    return 1 / 0\ntry:\n    f()\nexcept ZeroDivisionError as e:\n    raise ValueError('wrapped') from e\n");
+  size_t first = cause.err.find("ZeroDivisionError: division by zero");
+  size_t middle = cause.err.find("The above exception was the direct cause of the following exception:");
+  size_t last = cause.err.find("ValueError: wrapped");
+  CHECK(first != std::string::npos);
+  CHECK(middle > first);
+  CHECK(last > middle);
+  CHECK(cause.err.find("t.msl:2:12 in f") < middle);
+
+  Run none = run("try:\n    {}['a']\nexcept KeyError:\n    raise ValueError('clean') from None\n");
+  CHECK(none.err.find("KeyError") == std::string::npos);
+  CHECK(last_line(none.err) == "ValueError: clean");
+}
