@@ -9,6 +9,7 @@
 
 #include "interp/format.h"
 #include "interp/nodes.h"
+#include "interp/set_order.h"
 
 namespace msl {
 
@@ -177,11 +178,10 @@ std::string Interp::repr(const Value& v) {
       if (g.recursive) return "{...}";
       std::string s = st->frozen ? "frozenset({" : "{";
       bool first = true;
-      for (auto& e : st->map.entries()) {
-        if (e.value.is_undef()) continue;
+      for (size_t i : set_iteration_order(st->map)) {
         if (!first) s += ", ";
         first = false;
-        s += repr(e.key);
+        s += repr(st->map.entries()[i].key);
       }
       return s + (st->frozen ? "})" : "}");
     }

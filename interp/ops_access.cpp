@@ -4,6 +4,7 @@
 
 #include "interp/format.h"
 #include "interp/nodes.h"
+#include "interp/set_order.h"
 
 namespace msl {
 
@@ -628,12 +629,20 @@ struct MapIter final : Iterator {
   size_t i = 0;
   uint64_t version;
   bool is_dict;
-  MapIter(Value o, ValueMap* m, bool d) : owner(std::move(o)), map(m), version(m->version()), is_dict(d) {}
+  std::vector<size_t> order;  // sets: entry indices in iteration order (set_order.h)
+  MapIter(Value o, ValueMap* m, bool d) : owner(std::move(o)), map(m), version(m->version()), is_dict(d) {
+    if (!is_dict) order = set_iteration_order(*m);
+  }
   bool next(Interp& I, Value& out) override {
     if (map->version() != version)
       I.raise(I.exception_class("RuntimeError").get(),
               is_dict ? "dictionary changed size during iteration" : "Set changed size during iteration");
     auto& entries = map->entries();
+    if (!is_dict) {
+      if (i >= order.size()) return false;
+      out = entries[order[i++]].key;
+      return true;
+    }
     while (i < entries.size() && entries[i].value.is_undef()) ++i;
     if (i >= entries.size()) return false;
     out = entries[i++].key;
