@@ -106,6 +106,8 @@ class Interp {
   bool isinstance(const Value& v, Class* cls) { return cls_of(v)->is_subclass_of(cls); }
   bool truthy(const Value& v);
   std::string repr(const Value& v);
+  // Appends repr(v) to `out` (linear in the size of nested containers).
+  void repr_into(std::string& out, const Value& v);
   std::string to_str(const Value& v);
   size_t hash(const Value& v);
   bool eq(const Value& a, const Value& b);
@@ -205,6 +207,7 @@ class Interp {
   void write_err(std::string_view s) { if (opts_.write_stderr) opts_.write_stderr(s); }
 
  private:
+  std::string repr_leaf(const Value& v);
   void handle_pending();
   [[noreturn]] void step_limit_exceeded();
   [[noreturn]] void stack_exhausted();

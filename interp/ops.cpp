@@ -132,6 +132,87 @@ std::string address(const void* p) { return fmt::format("0x{:x}", reinterpret_ca
 }  // namespace
 
 std::string Interp::repr(const Value& v) {
+  // Containers append into one buffer, so nested structures cost linear time.
+  if (v.is(Kind::Tuple) || v.is(Kind::List) || v.is(Kind::Dict) || v.is(Kind::Set)) {
+    std::string out;
+    repr_into(out, v);
+    return out;
+  }
+  return repr_leaf(v);
+}
+
+void Interp::repr_into(std::string& s, const Value& v) {
+  check_stack();
+  Object* o = v.is_obj() ? v.obj() : nullptr;
+  if (!o) {
+    s += repr_leaf(v);
+    return;
+  }
+  switch (o->kind) {
+    case Kind::Tuple:
+    case Kind::List: {
+      ReprGuard g(o);
+      bool tuple = o->kind == Kind::Tuple;
+      if (g.recursive) {
+        s += tuple ? "(...)" : "[...]";
+        return;
+      }
+      auto& items = tuple ? v.as<Tuple>()->items : v.as<List>()->items;
+      s += tuple ? "(" : "[";
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) s += ", ";
+        repr_into(s, items[i]);
+      }
+      if (tuple && items.size() == 1) s += ",";
+      s += tuple ? ")" : "]";
+      return;
+    }
+    case Kind::Dict: {
+      ReprGuard g(o);
+      if (g.recursive) {
+        s += "{...}";
+        return;
+      }
+      s += "{";
+      bool first = true;
+      for (auto& e : v.as<Dict>()->map.entries()) {
+        if (e.value.is_undef()) continue;
+        if (!first) s += ", ";
+        first = false;
+        repr_into(s, e.key);
+        s += ": ";
+        repr_into(s, e.value);
+      }
+      s += "}";
+      return;
+    }
+    case Kind::Set: {
+      Set* st = v.as<Set>();
+      if (st->map.size() == 0) {
+        s += st->frozen ? "frozenset()" : "set()";
+        return;
+      }
+      ReprGuard g(o);
+      if (g.recursive) {
+        s += "{...}";
+        return;
+      }
+      s += st->frozen ? "frozenset({" : "{";
+      bool first = true;
+      for (size_t i : set_iteration_order(st->map)) {
+        if (!first) s += ", ";
+        first = false;
+        repr_into(s, st->map.entries()[i].key);
+      }
+      s += st->frozen ? "})" : "}";
+      return;
+    }
+    default: s += repr_leaf(v);
+  }
+}
+
+// repr() of everything but the builtin containers.
+std::string Interp::repr_leaf(const Value& v) {
   check_stack();
   switch (v.tag()) {
     case Tag::Undef: return "<undefined>";
@@ -145,46 +226,9 @@ std::string Interp::repr(const Value& v) {
   switch (o->kind) {
     case Kind::Str: return str_repr(v.as<Str>()->s);
     case Kind::Tuple:
-    case Kind::List: {
-      ReprGuard g(o);
-      bool tuple = o->kind == Kind::Tuple;
-      if (g.recursive) return tuple ? "(...)" : "[...]";
-      auto& items = tuple ? v.as<Tuple>()->items : v.as<List>()->items;
-      std::string s = tuple ? "(" : "[";
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) s += ", ";
-        s += repr(items[i]);
-      }
-      if (tuple && items.size() == 1) s += ",";
-      return s + (tuple ? ")" : "]");
-    }
-    case Kind::Dict: {
-      ReprGuard g(o);
-      if (g.recursive) return "{...}";
-      std::string s = "{";
-      bool first = true;
-      for (auto& e : v.as<Dict>()->map.entries()) {
-        if (e.value.is_undef()) continue;
-        if (!first) s += ", ";
-        first = false;
-        s += repr(e.key) + ": " + repr(e.value);
-      }
-      return s + "}";
-    }
-    case Kind::Set: {
-      Set* st = v.as<Set>();
-      if (st->map.size() == 0) return st->frozen ? "frozenset()" : "set()";
-      ReprGuard g(o);
-      if (g.recursive) return "{...}";
-      std::string s = st->frozen ? "frozenset({" : "{";
-      bool first = true;
-      for (size_t i : set_iteration_order(st->map)) {
-        if (!first) s += ", ";
-        first = false;
-        s += repr(st->map.entries()[i].key);
-      }
-      return s + (st->frozen ? "})" : "}");
-    }
+    case Kind::List:
+    case Kind::Dict:
+    case Kind::Set: return repr(v);
     case Kind::Range: {
       Range* r = v.as<Range>();
       if (r->step == 1) return fmt::format("range({}, {})", r->start, r->stop);
