@@ -130,6 +130,14 @@ void init_core_methods(Interp& I) {
   I.def_method(I.cls_range.get(), "index", [](Interp& I, Args& a, Object*) { return range_find(I, a, false); });
   I.def_method(I.cls_range.get(), "count", [](Interp& I, Args& a, Object*) { return range_find(I, a, true); });
   I.def_method(I.cls_iterator.get(), "__iter__", iterator_iter);
+  // gc.collect(): free unreachable reference cycles now (they are also freed
+  // automatically as containers are allocated).
+  I.register_native_module("gc", [](Interp& I, Module& m) {
+    I.def_native(&m, "collect", [](Interp& I, Args& a, Object*) {
+      check_arity(I, "collect", a, 0, 0);
+      return Value::integer(static_cast<int64_t>(I.collect_garbage()));
+    });
+  });
   I.def_method(I.cls_iterator.get(), "__next__", iterator_next);
 }
 

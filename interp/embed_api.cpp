@@ -232,6 +232,7 @@ struct VM::Impl {
     explicit Entry(Impl& im) : im(im) {
       std::lock_guard<std::mutex> lock(im.mutex);
       if (im.depth++ == 0) {
+        im.interp->activate();  // new objects join this VM's cycle collector
         uint64_t t = thread_token();
         if (t != im.thread) {
           im.interp->enter_thread();

@@ -35,7 +35,14 @@ Interp::Names::Names(Interp& I) {
 #undef MSL_INIT_NAME
 }
 
-Interp::Interp(Options opts) : opts_(std::move(opts)) {
+static void request_collection(void* owner) {
+  Interp* I = static_cast<Interp*>(owner);
+  I->request_gc();
+}
+
+Interp::Interp(Options opts)
+    : heap_(request_collection, this), opts_(std::move(opts)) {
+  heap_.activate();
   void* mem = mmap(nullptr, kValueStackSize * sizeof(Value), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) throw std::bad_alloc();
   stack_base_ = stack_top_ = static_cast<Value*>(mem);
@@ -63,10 +70,17 @@ Interp::~Interp() {
     for (GlobalSlot* s : main_->order) s->value = Value::undef();
   for (GlobalSlot* s : builtins_->order) s->value = Value::undef();
   handled_.clear();
+  modules_.clear();
+  main_ = nullptr;
+  // Whatever is left in cycles (classes and their methods, closures) goes now.
+  heap_.collect();
   munmap(stack_base_, kValueStackSize * sizeof(Value));
 }
 
+size_t Interp::collect_garbage() { return heap_.collect(); }
+
 void Interp::enter_thread() {
+  heap_.activate();
   pthread_attr_t attr;
   size_t size = 8 << 20;
   void* addr = nullptr;
@@ -253,6 +267,7 @@ void Interp::raise_value(Value exc) {
 
 void Interp::handle_pending() {
   pending_.store(false);
+  if (gc_due_.exchange(false)) heap_.collect();
   if (interrupt_.exchange(false)) raise(exception_class("KeyboardInterrupt").get(), "");
 }
 

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interp/gc.h"
 #include "interp/object.h"
 #include "lang/ast.h"
 #include "lang/diagnostics.h"
@@ -79,6 +80,8 @@ class Interp {
   // Interrupt from another thread (Ctrl-C, embedding API): the running code
   // raises KeyboardInterrupt at its next loop iteration or call.
   void request_interrupt() { interrupt_.store(true, std::memory_order_relaxed); pending_.store(true); }
+  // Asks for a cycle collection at the next safe point (the heap calls it).
+  void request_gc() { gc_due_.store(true, std::memory_order_relaxed); pending_.store(true); }
 
   // --------------------------------------------------------------- strings
   Str* intern(std::string_view s);  // owned by the Interp; valid for its lifetime
@@ -190,6 +193,11 @@ class Interp {
   }
   // Marks the start of a run on the current thread (computes the stack limit).
   void enter_thread();
+  // Makes this interpreter's heap the one new objects on this thread join
+  // (cheap; every entry point of the embedding API calls it).
+  void activate() { heap_.activate(); }
+  // Frees unreachable reference cycles now; returns the number of objects freed.
+  size_t collect_garbage();
 
   // The value stack holding function frames' local slots.
   Value* alloc_slots(size_t n);
@@ -214,6 +222,9 @@ class Interp {
   void init_builtin_types();
   void init_exceptions();
 
+  // First member: destroyed last, after every member holding objects.
+  GcHeap heap_;
+  std::atomic<bool> gc_due_{false};
   Options opts_;
   std::unordered_map<std::string_view, Str*> interned_;
   std::vector<Ref<Str>> interned_owner_;

@@ -216,6 +216,60 @@ const Class::Traits& Class::traits(uint64_t epoch, Str* setattr_name) {
   return traits_;
 }
 
+// ------------------------------------------------- cycle collector hooks
+
+void Function::traverse(GcVisitor& v) {
+  if (module) v.visit(module.get());
+  for (auto& d : defaults) v.visit(d);
+  for (auto& d : kwdefaults) v.visit(d);
+  for (auto& c : closure)
+    if (c) v.visit(c.get());
+  attrs.traverse(v);
+}
+void Function::gc_clear() {
+  module = nullptr;
+  defaults.clear();
+  kwdefaults.clear();
+  closure.clear();
+  attrs.clear();
+}
+
+void Class::traverse(GcVisitor& v) {
+  if (base) v.visit(base.get());
+  dict.traverse(v);
+}
+void Class::gc_clear() {
+  base = nullptr;
+  dict.clear();
+}
+
+void Instance::traverse(GcVisitor& v) {
+  if (cls) v.visit(cls.get());
+  attrs.traverse(v);
+}
+void Instance::gc_clear() {
+  cls = nullptr;
+  attrs.clear();
+}
+
+void ExceptionObj::traverse(GcVisitor& v) {
+  Instance::traverse(v);
+  v.visit(args);
+  v.visit(cause);
+  v.visit(context);
+}
+void ExceptionObj::gc_clear() {
+  Instance::gc_clear();
+  args = cause = context = Value();
+}
+
+void Module::traverse(GcVisitor& v) {
+  for (GlobalSlot* s : order) v.visit(s->value);
+}
+void Module::gc_clear() {
+  for (GlobalSlot* s : order) s->value = Value::undef();
+}
+
 GlobalSlot* Module::slot(Str* name) {
   auto it = globals.find(name);
   if (it != globals.end()) return it->second.get();

@@ -73,6 +73,13 @@ class AttrMap {
   bool erase(Str* name);
   size_t size() const { return entries_.size(); }
   const std::vector<std::pair<Ref<Str>, Value>>& entries() const { return entries_; }
+  void traverse(GcVisitor& v) const {
+    for (auto& e : entries_) v.visit(e.second);
+  }
+  void clear() {
+    entries_.clear();
+    index_.clear();
+  }
 
  private:
   void rebuild_index();
@@ -86,12 +93,20 @@ struct Tuple : Object {
   Tuple() : Object(Kind::Tuple) {}
   explicit Tuple(std::vector<Value> v) : Object(Kind::Tuple), items(std::move(v)) {}
   std::vector<Value> items;
+  void traverse(GcVisitor& v) override {
+    for (auto& x : items) v.visit(x);
+  }
+  void gc_clear() override { items.clear(); }
 };
 
 struct List : Object {
   List() : Object(Kind::List) {}
   explicit List(std::vector<Value> v) : Object(Kind::List), items(std::move(v)) {}
   std::vector<Value> items;
+  void traverse(GcVisitor& v) override {
+    for (auto& x : items) v.visit(x);
+  }
+  void gc_clear() override { items.clear(); }
 };
 
 // An insertion-ordered hash table keyed by Values (Python's dict layout: a
@@ -116,6 +131,12 @@ class ValueMap {
   // Bumped on every insertion or deletion, so iterators can detect
   // "dictionary changed size during iteration".
   uint64_t version() const { return version_; }
+  void traverse(GcVisitor& v) const {
+    for (auto& e : entries_) {
+      v.visit(e.key);
+      v.visit(e.value);
+    }
+  }
 
  private:
   int64_t lookup(Interp& I, const Value& key, size_t h, size_t* slot_out);
@@ -129,12 +150,16 @@ class ValueMap {
 struct Dict : Object {
   Dict() : Object(Kind::Dict) {}
   ValueMap map;
+  void traverse(GcVisitor& v) override { map.traverse(v); }
+  void gc_clear() override { map.clear(); }
 };
 
 struct Set : Object {
   Set() : Object(Kind::Set) {}
   ValueMap map;  // values are None
   bool frozen = false;
+  void traverse(GcVisitor& v) override { map.traverse(v); }
+  void gc_clear() override { map.clear(); }
 };
 
 struct Range : Object {
@@ -154,6 +179,8 @@ struct Cell : Object {
   Cell() : Object(Kind::Cell), value(Value::undef()) {}
   explicit Cell(Value v) : Object(Kind::Cell), value(std::move(v)) {}
   Value value;
+  void traverse(GcVisitor& v) override { v.visit(value); }
+  void gc_clear() override { value = Value::undef(); }
 };
 
 // An MSL function (def or lambda) closed over its defining environment.
@@ -167,6 +194,9 @@ struct Function : Object {
   Ref<Str> name;
   Ref<Str> qualname;
   AttrMap attrs;                       // f.__doc__, user-set attributes
+
+  void traverse(GcVisitor& v) override;
+  void gc_clear() override;
 };
 
 struct Args {
@@ -190,19 +220,34 @@ struct BoundMethod : Object {
   BoundMethod(Value s, Value f) : Object(Kind::BoundMethod), self(std::move(s)), func(std::move(f)) {}
   Value self;
   Value func;
+  void traverse(GcVisitor& v) override {
+    v.visit(self);
+    v.visit(func);
+  }
+  void gc_clear() override { self = func = Value(); }
 };
 
 struct Property : Object {
   Property() : Object(Kind::Property) {}
   Value fget, fset, fdel;
+  void traverse(GcVisitor& v) override {
+    v.visit(fget);
+    v.visit(fset);
+    v.visit(fdel);
+  }
+  void gc_clear() override { fget = fset = fdel = Value(); }
 };
 struct StaticMethod : Object {
   explicit StaticMethod(Value f) : Object(Kind::StaticMethod), func(std::move(f)) {}
   Value func;
+  void traverse(GcVisitor& v) override { v.visit(func); }
+  void gc_clear() override { func = Value(); }
 };
 struct ClassMethod : Object {
   explicit ClassMethod(Value f) : Object(Kind::ClassMethod), func(std::move(f)) {}
   Value func;
+  void traverse(GcVisitor& v) override { v.visit(func); }
+  void gc_clear() override { func = Value(); }
 };
 
 // ------------------------------------------------------------------ classes
@@ -237,12 +282,16 @@ struct Class : Object {
       if (c == other) return true;
     return false;
   }
+  void traverse(GcVisitor& v) override;
+  void gc_clear() override;
 };
 
 struct Instance : Object {
   explicit Instance(Ref<Class> c, Kind k = Kind::Instance) : Object(k), cls(std::move(c)) {}
   Ref<Class> cls;
   AttrMap attrs;
+  void traverse(GcVisitor& v) override;
+  void gc_clear() override;
 };
 
 // One frame of a traceback: where a user function was when the error passed.
@@ -270,6 +319,8 @@ struct ExceptionObj : Instance {
   TraceEntry handled_at;
   // SyntaxError raised for a whole file: every diagnostic found in it.
   std::vector<Diagnostic> diagnostics;
+  void traverse(GcVisitor& v) override;
+  void gc_clear() override;
 };
 
 // ------------------------------------------------------------------ modules
@@ -288,6 +339,8 @@ struct Module : Object {
   std::vector<GlobalSlot*> order;  // definition order, for dir() and `import *`
 
   GlobalSlot* slot(Str* name);  // creates an unbound slot when absent
+  void traverse(GcVisitor& v) override;
+  void gc_clear() override;
   GlobalSlot* find(Str* name) const;
   void set(Str* name, Value v) { slot(name)->value = std::move(v); }
   Value get(Str* name) const {
@@ -311,6 +364,14 @@ struct Super : Object {
   Super(Ref<Class> c, Value s) : Object(Kind::Super), start(std::move(c)), self(std::move(s)) {}
   Ref<Class> start;  // lookup begins at start->base
   Value self;
+  void traverse(GcVisitor& v) override {
+    if (start) v.visit(start.get());
+    v.visit(self);
+  }
+  void gc_clear() override {
+    start = nullptr;
+    self = Value();
+  }
 };
 
 // Opaque native payload (files, later tensors) with a class for method lookup.

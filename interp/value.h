@@ -28,13 +28,27 @@ enum class Kind : uint8_t {
   NativeData,  // opaque payload owned by a builtin module (tensors later)
 };
 
+struct GcVisitor;
+
 struct Object {
   uint32_t refcount = 0;
   Kind kind;
-  explicit Object(Kind k) : kind(k) {}
-  virtual ~Object() = default;
+  // Cycle collector bookkeeping (interp/gc.h): container objects are linked
+  // into the heap of the interpreter that created them.
+  uint8_t gc_state = 0;
+  int32_t gc_refs = 0;
+  Object* gc_prev = nullptr;
+  Object* gc_next = nullptr;
+
+  explicit Object(Kind k);
+  virtual ~Object();
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
+
+  // Containers report every object they reference, and drop those
+  // references when the collector breaks a garbage cycle.
+  virtual void traverse(GcVisitor&) {}
+  virtual void gc_clear() {}
 };
 
 // Deletes an object whose count reached zero. Deeply nested structures (a
@@ -116,6 +130,14 @@ class Value {
     double f_;
     Object* o_;
   };
+};
+
+struct GcVisitor {
+  virtual ~GcVisitor() = default;
+  virtual void visit(Object* o) = 0;
+  void visit(const Value& v) {
+    if (v.is_obj()) visit(v.obj());
+  }
 };
 
 // Intrusive strong reference to a typed object.
