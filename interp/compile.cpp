@@ -593,12 +593,11 @@ class Generator {
     return out;
   }
 
-  static Ref<Str> docstring(Interp& I, const Body& body) {
+  static Ref<Str> docstring(const Body& body) {
     if (body.empty() || body[0]->kind != StmtKind::Expr) return nullptr;
     const Expr& e = *body[0]->as<ast::ExprStmt>()->value;
     if (e.kind != ExprKind::Constant || e.as<ast::Constant>()->value_kind != ConstKind::Str) return nullptr;
     return Ref<Str>(new Str(e.as<ast::Constant>()->str_value));
-    (void)I;
   }
 
   ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body, const Expr* lambda_body,
@@ -624,7 +623,7 @@ class Generator {
     qual_.push_back("<locals>");
     if (body) {
       code->body = block(*body);
-      code->doc = docstring(I_, *body);
+      code->doc = docstring(*body);
     } else {
       code->expr = expr(*lambda_body);
     }
@@ -750,7 +749,7 @@ class Generator {
         cur_ = &child;
         qual_.push_back(c->name);
         code->body = block(c->body);
-        code->doc = docstring(I_, c->body);
+        code->doc = docstring(c->body);
         qual_.pop_back();
         cur_ = saved;
         overlays_ = std::move(saved_overlays);
