@@ -18,8 +18,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -28,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/format.h"
 #include "interp/interp.h"
 
 #ifndef MSL_STDLIB_DIR
@@ -67,39 +66,6 @@ struct HostFunction : msl::NativeData {
   std::string name;
   NativeFunction fn;
 };
-
-void append_repr_str(std::string& out, const std::string& s) {
-  char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
-  out += quote;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c == static_cast<unsigned char>(quote)) {
-          out += '\\';
-          out += static_cast<char>(c);
-        } else if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += quote;
-}
-
-std::string float_repr(double f) {
-  if (std::isnan(f)) return "nan";
-  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, f);
-  std::string s(buf, r.ptr);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
 
 }  // namespace
 
@@ -150,12 +116,9 @@ std::string Value::to_string() const {
     case Type::None: return "None";
     case Type::Bool: return b_ ? "True" : "False";
     case Type::Int: return std::to_string(i_);
-    case Type::Float: return float_repr(f_);
-    case Type::Str: {
-      std::string out;
-      append_repr_str(out, s_);
-      return out;
-    }
+    // The same text MSL's repr() gives (interp/format.h).
+    case Type::Float: return msl::float_repr(f_);
+    case Type::Str: return msl::str_repr(s_);
     case Type::List:
     case Type::Tuple: {
       const auto& it = items();
