@@ -495,29 +495,13 @@ static Value construct(Interp& I, Class* cls, std::span<Value> args, std::span<s
     obj = make<Instance>(Ref<Class>(cls)).value();
   }
   Value* init = cls->lookup(I.names().__init__);
-  if (init && init->is(Kind::Function) && kw.empty()) {
-    // The common case: a plain __init__ taking exactly the given arguments.
-    Function* fn = init->as<Function>();
-    FuncCode* code = fn->code.get();
-    if (code->simple && code->nposargs == args.size() + 1) {
-      Value keep = *init;
-      Interp::CallDepthGuard depth(I);
-      StackSlots frame(I, code->nslots);
-      Value* slots = frame.p;
-      slots[0] = obj;
-      for (size_t i = 0; i < args.size(); ++i) slots[i + 1] = args[i];
-      Value r = run_function_body(I, fn, slots);
-      if (!r.is_none())
-        I.raise(I.exception_class("TypeError").get(), fmt::format("__init__() should return None, not '{}'", I.type_name(r)));
-      return obj;
-    }
-  }
   if (init) {
-    std::vector<Value> a;
-    a.reserve(args.size() + 1);
-    a.push_back(obj);
-    a.insert(a.end(), args.begin(), args.end());
-    Value r = I.call(*init, a, kw);
+    // self followed by the arguments, on the value stack (no allocation).
+    Value keep = *init;
+    StackSlots a(I, args.size() + 1);
+    a[0] = obj;
+    for (size_t i = 0; i < args.size(); ++i) a[i + 1] = args[i];
+    Value r = I.call(keep, std::span<Value>(a.p, args.size() + 1), kw);
     if (!r.is_none())
       I.raise(I.exception_class("TypeError").get(), fmt::format("__init__() should return None, not '{}'", I.type_name(r)));
   } else if (!args.empty() || !kw.empty()) {
