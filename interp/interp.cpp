@@ -359,17 +359,14 @@ std::string Interp::format_exception_chain(const Value& exc, bool chained) {
         --i;
         ++repeat;
       }
-      std::string file = t.source ? t.source->name() : "<unknown>";
-      out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
-      if (t.source) out += frame_excerpt(*t.source, t.span);
-      if (repeat > 2) {
-        out += fmt::format("  [Previous line repeated {} more times]\n", repeat);
-      } else {
-        for (size_t r = 0; r < repeat; ++r) {
-          out += fmt::format("  {}:{}:{} in {}\n", file, t.span.line, t.span.col, t.function);
-          if (t.source) out += frame_excerpt(*t.source, t.span);
-        }
+      // A short run is printed in full; a longer one as one frame plus a count.
+      size_t shown = repeat > 2 ? 1 : repeat + 1;
+      for (size_t r = 0; r < shown; ++r) {
+        out += fmt::format("  {}:{}:{} in {}\n", t.source ? t.source->name() : "<unknown>", t.span.line,
+                           t.span.col, t.function);
+        if (t.source) out += frame_excerpt(*t.source, t.span);
       }
+      if (repeat > 2) out += fmt::format("  [Previous line repeated {} more times]\n", repeat);
     }
   }
   out += exception_summary(exc) + "\n";
