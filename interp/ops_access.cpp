@@ -87,15 +87,20 @@ static Value special_attr(Interp& I, const Value& obj, Str* name) {
 }
 
 Value Interp::getattr_or_undef(const Value& obj, Str* name) {
-  if (obj.is(Kind::Instance) && !traits(obj.as<Instance>()->cls.get()).has_property) {
-    if (Value* v = obj.as<Instance>()->attrs.find(name)) return *v;
-  }
   if (obj.is(Kind::Instance) || obj.is(Kind::Exception) || obj.is(Kind::NativeData)) {
     Class* cls = cls_of(obj);
+    Instance* inst = obj.is(Kind::NativeData) ? nullptr : obj.as<Instance>();
+    // Instance attributes come first unless a property of the same name
+    // exists; most classes have no properties, so skip that lookup for them.
+    bool has_property = traits(cls).has_property;
+    if (inst && !has_property)
+      if (Value* v = inst->attrs.find(name)) return *v;
     Value* ca = cls->lookup(name);
-    if (ca && ca->is(Kind::Property)) return bind_attr(*this, *ca, obj, cls);
-    if (!obj.is(Kind::NativeData))
-      if (Value* v = obj.as<Instance>()->attrs.find(name)) return *v;
+    if (has_property) {
+      if (ca && ca->is(Kind::Property)) return bind_attr(*this, *ca, obj, cls);
+      if (inst)
+        if (Value* v = inst->attrs.find(name)) return *v;
+    }
     if (ca) return bind_attr(*this, *ca, obj, cls);
     Value s = special_attr(*this, obj, name);
     if (!s.is_undef()) return s;
