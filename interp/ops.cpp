@@ -590,35 +590,20 @@ static Value repeat_seq(Interp& I, const Value& seq, int64_t n) {
   return make<Tuple>(std::move(out)).value();
 }
 
-static Value set_op(Interp& I, BinOp op, const Value& a, const Value& b) {
-  auto out = make<Set>();
-  out->frozen = a.as<Set>()->frozen;
-  auto& x = a.as<Set>()->map;
-  auto& y = b.as<Set>()->map;
+// Set operators are the set methods (interp/dict_methods.cpp) applied to two
+// sets: `a | b` is a.union(b), `a |= b` is a.update(b), and so on.
+static Value set_op(Interp& I, BinOp op, const Value& a, const Value& b, bool in_place) {
+  const char* name = nullptr;
   switch (op) {
-    case BinOp::BitOr:
-      for (auto& e : x.entries())
-        if (!e.value.is_undef()) out->map.set(I, e.key, Value());
-      for (auto& e : y.entries())
-        if (!e.value.is_undef()) out->map.set(I, e.key, Value());
-      break;
-    case BinOp::BitAnd:
-      for (auto& e : x.entries())
-        if (!e.value.is_undef() && y.find(I, e.key)) out->map.set(I, e.key, Value());
-      break;
-    case BinOp::Sub:
-      for (auto& e : x.entries())
-        if (!e.value.is_undef() && !y.find(I, e.key)) out->map.set(I, e.key, Value());
-      break;
-    case BinOp::BitXor:
-      for (auto& e : x.entries())
-        if (!e.value.is_undef() && !y.find(I, e.key)) out->map.set(I, e.key, Value());
-      for (auto& e : y.entries())
-        if (!e.value.is_undef() && !x.find(I, e.key)) out->map.set(I, e.key, Value());
-      break;
+    case BinOp::BitOr: name = in_place ? "update" : "union"; break;
+    case BinOp::BitAnd: name = in_place ? "intersection_update" : "intersection"; break;
+    case BinOp::Sub: name = in_place ? "difference_update" : "difference"; break;
+    case BinOp::BitXor: name = in_place ? "symmetric_difference_update" : "symmetric_difference"; break;
     default: return Value::undef();
   }
-  return out.value();
+  Value arg = b;
+  Value r = I.call_method(a, I.intern(name), std::span<Value>(&arg, 1));
+  return in_place ? a : r;
 }
 
 static Value builtin_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
@@ -653,7 +638,7 @@ static Value builtin_binary(Interp& I, BinOp op, const Value& a, const Value& b)
     case BinOp::BitAnd:
     case BinOp::Sub:
     case BinOp::BitXor:
-      if (ka == Kind::Set && kb == Kind::Set) return set_op(I, op, a, b);
+      if (ka == Kind::Set && kb == Kind::Set) return set_op(I, op, a, b, false);
       if (op == BinOp::BitOr && ka == Kind::Dict && kb == Kind::Dict) {
         auto d = make<Dict>();
         for (auto* src : {a.as<Dict>(), b.as<Dict>()})
@@ -711,12 +696,9 @@ Value Interp::inplace(BinOp op, const Value& a, const Value& b) {
     a.as<List>()->items = std::move(r.as<List>()->items);
     return a;
   }
-  if (a.is(Kind::Set) && (op == BinOp::BitOr || op == BinOp::BitAnd || op == BinOp::Sub || op == BinOp::BitXor) &&
-      b.is(Kind::Set)) {
-    Value r = set_op(*this, op, a, b);
-    a.as<Set>()->map = std::move(r.as<Set>()->map);
-    return a;
-  }
+  if (a.is(Kind::Set) && !a.as<Set>()->frozen && b.is(Kind::Set) &&
+      (op == BinOp::BitOr || op == BinOp::BitAnd || op == BinOp::Sub || op == BinOp::BitXor))
+    return set_op(*this, op, a, b, true);
   if (Value* m = user_method(*this, a, intern(std::string("__i") + dunder_name(op) + "__"))) {
     Value r = call2(*m, a, b);
     if (!r.identical(not_implemented)) return r;
