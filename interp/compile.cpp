@@ -69,12 +69,31 @@ std::map<std::string, std::string> flatten(const std::vector<std::map<std::strin
   return out;
 }
 
+// Enters an inner scope for the lifetime of the guard: the current scope
+// becomes `child` and comprehension renames of the outer scope are hidden
+// (inner scopes reach outer variables through free variables instead).
+struct EnterScope {
+  EnterScope(Scope*& cur, std::vector<std::map<std::string, std::string>>& overlays, Scope* child)
+      : cur_(cur), overlays_(overlays), saved_(cur), saved_overlays_(std::move(overlays)) {
+    overlays_.clear();
+    cur_ = child;
+  }
+  ~EnterScope() {
+    cur_ = saved_;
+    overlays_ = std::move(saved_overlays_);
+  }
+  Scope*& cur_;
+  std::vector<std::map<std::string, std::string>>& overlays_;
+  Scope* saved_;
+  std::vector<std::map<std::string, std::string>> saved_overlays_;
+};
+
 // ------------------------------------------------------------------ collect
 
 class Collector {
  public:
   std::vector<std::unique_ptr<Scope>> scopes;
-  std::map<const void*, Scope*> scope_of;                               // def/lambda/class node → scope
+  std::map<const void*, Scope*> scope_of;                                  // def/lambda/class node → scope
   std::map<const Expr*, std::map<std::string, std::string>> comp_renames;  // comprehension → renames
   int counter = 0;
 
@@ -180,7 +199,8 @@ class Collector {
         break;
       case StmtKind::Nonlocal:
         for (auto& n : s.as<ast::Nonlocal>()->names) {
-          if (cur_->kind == Scope::Kind::Module) throw CompileError{s.span, "Nonlocal declaration not allowed at module level"};
+          if (cur_->kind == Scope::Kind::Module)
+            throw CompileError{s.span, "Nonlocal declaration not allowed at module level"};
           cur_->nonlocals.insert(n);
           cur_->decl_span[n] = s.span;
         }
@@ -226,13 +246,10 @@ class Collector {
         cur_->bind(d->name);
         Scope* child = new_scope(Scope::Kind::Function, cur_, d, d->name, d->span);
         params(d->params, child);
-        Scope* saved = cur_;
-        auto saved_overlays = std::move(overlays_);
-        overlays_.clear();
-        cur_ = child;
-        body(d->body);
-        cur_ = saved;
-        overlays_ = std::move(saved_overlays);
+        {
+          EnterScope scope(cur_, overlays_, child);
+          body(d->body);
+        }
         break;
       }
       case StmtKind::ClassDef: {
@@ -241,13 +258,10 @@ class Collector {
         if (c->base) expr(*c->base);
         cur_->bind(c->name);
         Scope* child = new_scope(Scope::Kind::Class, cur_, c, c->name, c->span);
-        Scope* saved = cur_;
-        auto saved_overlays = std::move(overlays_);
-        overlays_.clear();
-        cur_ = child;
-        body(c->body);
-        cur_ = saved;
-        overlays_ = std::move(saved_overlays);
+        {
+          EnterScope scope(cur_, overlays_, child);
+          body(c->body);
+        }
         break;
       }
       case StmtKind::Import:
@@ -328,13 +342,18 @@ class Collector {
         }
         break;
       }
-      case ExprKind::ListComp: comprehension(e, e.as<ast::ListComp>()->generators, e.as<ast::ListComp>()->elt.get(), nullptr); break;
-      case ExprKind::SetComp: comprehension(e, e.as<ast::SetComp>()->generators, e.as<ast::SetComp>()->elt.get(), nullptr); break;
+      case ExprKind::ListComp:
+        comprehension(e, e.as<ast::ListComp>()->generators, e.as<ast::ListComp>()->elt.get(), nullptr);
+        break;
+      case ExprKind::SetComp:
+        comprehension(e, e.as<ast::SetComp>()->generators, e.as<ast::SetComp>()->elt.get(), nullptr);
+        break;
       case ExprKind::GeneratorExp:
         comprehension(e, e.as<ast::GeneratorExp>()->generators, e.as<ast::GeneratorExp>()->elt.get(), nullptr);
         break;
       case ExprKind::DictComp:
-        comprehension(e, e.as<ast::DictComp>()->generators, e.as<ast::DictComp>()->key.get(), e.as<ast::DictComp>()->value.get());
+        comprehension(e, e.as<ast::DictComp>()->generators, e.as<ast::DictComp>()->key.get(),
+                      e.as<ast::DictComp>()->value.get());
         break;
       case ExprKind::Attribute: expr(*e.as<ast::Attribute>()->value); break;
       case ExprKind::Subscript:
@@ -378,13 +397,10 @@ class Collector {
         defaults(l->params);
         Scope* child = new_scope(Scope::Kind::Function, cur_, l, "<lambda>", l->span);
         params(l->params, child);
-        Scope* saved = cur_;
-        auto saved_overlays = std::move(overlays_);
-        overlays_.clear();
-        cur_ = child;
-        expr(*l->body);
-        cur_ = saved;
-        overlays_ = std::move(saved_overlays);
+        {
+          EnterScope scope(cur_, overlays_, child);
+          expr(*l->body);
+        }
         break;
       }
       case ExprKind::Starred: expr(*e.as<ast::Starred>()->value); break;
@@ -563,22 +579,33 @@ class Generator {
     };
     ExprNodePtr out;
     if (s->kind == Scope::Kind::Function) {
-      if (s->slots.count(n)) out = slot_node(s->slots.at(n));
-      else if (s->globals.count(n)) out = global_node();
-      else if (s->free_index.count(n)) out = nodes::free_var(s->free_index.at(n), intern(id));
-      else out = global_node();
+      if (s->slots.count(n))
+        out = slot_node(s->slots.at(n));
+      else if (s->globals.count(n))
+        out = global_node();
+      else if (s->free_index.count(n))
+        out = nodes::free_var(s->free_index.at(n), intern(id));
+      else
+        out = global_node();
     } else if (s->kind == Scope::Kind::Class) {
-      if (s->slots.count(n)) out = slot_node(s->slots.at(n));
-      else if (s->globals.count(n)) out = global_node();
+      if (s->slots.count(n))
+        out = slot_node(s->slots.at(n));
+      else if (s->globals.count(n))
+        out = global_node();
       else {
-        ExprNodePtr fallback = s->free_index.count(n) ? nodes::free_var(s->free_index.at(n), intern(id)) : global_node();
+        ExprNodePtr fallback =
+            s->free_index.count(n) ? nodes::free_var(s->free_index.at(n), intern(id)) : global_node();
         fallback->span = span;
-        if (s->nonlocals.count(n)) out = std::move(fallback);
-        else out = nodes::class_name(intern(id), std::move(fallback));
+        if (s->nonlocals.count(n))
+          out = std::move(fallback);
+        else
+          out = nodes::class_name(intern(id), std::move(fallback));
       }
     } else {
-      if (s->slots.count(n)) out = slot_node(s->slots.at(n));
-      else out = global_node();
+      if (s->slots.count(n))
+        out = slot_node(s->slots.at(n));
+      else
+        out = global_node();
     }
     out->span = span;
     return out;
@@ -587,8 +614,10 @@ class Generator {
   std::vector<nodes::ClosureSource> closure_for(Scope& child) {
     std::vector<nodes::ClosureSource> out;
     for (auto& [n, pn] : child.freevars) {
-      if (cur_->slots.count(pn) && cur_->cells.count(pn)) out.push_back({false, cur_->slots.at(pn)});
-      else out.push_back({true, cur_->free_index.at(pn)});
+      if (cur_->slots.count(pn) && cur_->cells.count(pn))
+        out.push_back({false, cur_->slots.at(pn)});
+      else
+        out.push_back({true, cur_->free_index.at(pn)});
     }
     return out;
   }
@@ -600,8 +629,8 @@ class Generator {
     return Ref<Str>(new Str(e.as<ast::Constant>()->str_value));
   }
 
-  ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body, const Expr* lambda_body,
-                       const Span& span) {
+  ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body,
+                       const Expr* lambda_body, const Span& span) {
     auto code = new_code(child, name, qualname(name));
     code->nposargs = static_cast<uint32_t>(p.positional.size());
     code->nkwonly = static_cast<uint32_t>(p.kwonly.size());
@@ -615,23 +644,21 @@ class Generator {
     for (auto& x : p.kwonly) kwdefaults.push_back(x.default_value ? expr(*x.default_value) : nullptr);
     auto closure = closure_for(child);
 
-    Scope* saved = cur_;
-    auto saved_overlays = std::move(overlays_);
-    overlays_.clear();
-    cur_ = &child;
-    qual_.push_back(name);
-    qual_.push_back("<locals>");
-    if (body) {
-      code->body = block(*body);
-      code->doc = docstring(*body);
-    } else {
-      code->expr = expr(*lambda_body);
+    {
+      EnterScope scope(cur_, overlays_, &child);
+      qual_.push_back(name);
+      qual_.push_back("<locals>");
+      if (body) {
+        code->body = block(*body);
+        code->doc = docstring(*body);
+      } else {
+        code->expr = expr(*lambda_body);
+      }
+      qual_.pop_back();
+      qual_.pop_back();
     }
-    qual_.pop_back();
-    qual_.pop_back();
-    cur_ = saved;
-    overlays_ = std::move(saved_overlays);
-    return with_span(nodes::make_function(std::move(code), std::move(defaults), std::move(kwdefaults), std::move(closure)), span);
+    return with_span(
+        nodes::make_function(std::move(code), std::move(defaults), std::move(kwdefaults), std::move(closure)), span);
   }
 
   ExprNodePtr decorate(const std::vector<ExprPtr>& decorators, ExprNodePtr value) {
@@ -743,18 +770,16 @@ class Generator {
         ExprNodePtr base = c->base ? expr(*c->base) : nullptr;
         auto code = new_code(child, c->name, qualname(c->name));
         auto closure = closure_for(child);
-        Scope* saved = cur_;
-        auto saved_overlays = std::move(overlays_);
-        overlays_.clear();
-        cur_ = &child;
-        qual_.push_back(c->name);
-        code->body = block(c->body);
-        code->doc = docstring(c->body);
-        qual_.pop_back();
-        cur_ = saved;
-        overlays_ = std::move(saved_overlays);
+        {
+          EnterScope scope(cur_, overlays_, &child);
+          qual_.push_back(c->name);
+          code->body = block(c->body);
+          code->doc = docstring(c->body);
+          qual_.pop_back();
+        }
         int cell = child.cells.count("__class__") ? static_cast<int>(child.slots.at("__class__")) : -1;
-        ExprNodePtr cls = with_span(nodes::make_class(intern(c->name), std::move(base), std::move(code), std::move(closure), cell), c->span);
+        ExprNodePtr cls = with_span(
+            nodes::make_class(intern(c->name), std::move(base), std::move(code), std::move(closure), cell), c->span);
         cls = decorate(c->decorators, std::move(cls));
         std::vector<ExprNodePtr> targets;
         targets.push_back(name_ref(c->name, c->name_span));
@@ -899,15 +924,17 @@ class Generator {
         return nodes::dict(std::move(keys), std::move(values));
       }
       case ExprKind::ListComp:
-        return comprehension(e, e.as<ast::ListComp>()->generators, e.as<ast::ListComp>()->elt.get(), nullptr, nodes::CompKind::List);
+        return comprehension(e, e.as<ast::ListComp>()->generators, e.as<ast::ListComp>()->elt.get(), nullptr,
+                             nodes::CompKind::List);
       case ExprKind::SetComp:
-        return comprehension(e, e.as<ast::SetComp>()->generators, e.as<ast::SetComp>()->elt.get(), nullptr, nodes::CompKind::Set);
+        return comprehension(e, e.as<ast::SetComp>()->generators, e.as<ast::SetComp>()->elt.get(), nullptr,
+                             nodes::CompKind::Set);
       case ExprKind::GeneratorExp:
         return comprehension(e, e.as<ast::GeneratorExp>()->generators, e.as<ast::GeneratorExp>()->elt.get(), nullptr,
                              nodes::CompKind::Generator);
       case ExprKind::DictComp:
-        return comprehension(e, e.as<ast::DictComp>()->generators, e.as<ast::DictComp>()->key.get(), e.as<ast::DictComp>()->value.get(),
-                             nodes::CompKind::Dict);
+        return comprehension(e, e.as<ast::DictComp>()->generators, e.as<ast::DictComp>()->key.get(),
+                             e.as<ast::DictComp>()->value.get(), nodes::CompKind::Dict);
       case ExprKind::Attribute: {
         auto* a = e.as<ast::Attribute>();
         return nodes::attribute(expr(*a->value), intern(a->attr));
@@ -925,8 +952,8 @@ class Generator {
         auto* c = e.as<ast::Call>();
         if (c->func->kind == ExprKind::Name && c->func->as<ast::Name>()->id == "super" && c->args.empty() &&
             cur_->kind == Scope::Kind::Function) {
-          ExprNodePtr first = cur_->params.empty() ? nodes::constant(Value::undef())
-                                                   : name_ref(cur_->params[0], c->span);
+          ExprNodePtr first =
+              cur_->params.empty() ? nodes::constant(Value::undef()) : name_ref(cur_->params[0], c->span);
           return nodes::super0(name_ref("__class__", c->span), std::move(first));
         }
         if (c->func->kind == ExprKind::Attribute) {
