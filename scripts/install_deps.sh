@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ ccache pkg-config antlr4 libantlr4-runtime-dev libedit-dev
-          libfmt-dev doctest-dev python3)
+          libfmt-dev doctest-dev libdnnl-dev python3)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,34 @@
+// Errors raised by shape/dtype inference and kernels.
+//
+// kernels/ knows nothing of the interpreter: it throws these C++ exceptions,
+// and the MSL binding turns them into the MSL exceptions of the same names
+// (ShapeError, TypeError, ValueError) at the line of the MSL call. Inference
+// runs before any output is allocated, so a mismatch computes nothing.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace msl::kernels {
+
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Shapes that do not fit: "add: cannot broadcast (3, 4) with (2, 4)".
+struct ShapeError : KernelError {
+  using KernelError::KernelError;
+};
+// A dtype the op does not accept: "log: unsupported dtype Int32".
+struct DTypeError : KernelError {
+  using KernelError::KernelError;
+};
+// A bad attribute or argument value: "one_hot: depth must be >= 0, got -1".
+struct ValueError : KernelError {
+  using KernelError::KernelError;
+};
+// An index out of range (gather, one_hot with bad indices is not an error).
+struct IndexError : KernelError {
+  using KernelError::KernelError;
+};
+
+}  // namespace msl::kernels

@@ -1,0 +1,132 @@
+// The primitive table built from MSL_PRIMITIVES, and eager execution.
+#include <fmt/format.h>
+
+#include <array>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "kernels/errors.h"
+#include "kernels/primitives.h"
+
+namespace msl::kernels {
+
+namespace {
+
+const PrimDef kPrimDefs[] = {
+#define MSL_X(name, ni, no, kind, attrs) {#name, ni, no, PrimKind::kind, attrs, &infer_##name, &cpu_##name},
+    MSL_PRIMITIVES(MSL_X)
+#undef MSL_X
+};
+static_assert(sizeof(kPrimDefs) / sizeof(kPrimDefs[0]) == kNumPrims);
+
+constexpr int kMaxOutputs = 3;
+#define MSL_X(name, ni, no, kind, attrs) static_assert(no <= kMaxOutputs);
+MSL_PRIMITIVES(MSL_X)
+#undef MSL_X
+
+const std::vector<std::vector<AttrSpec>>& all_attr_specs() {
+  static const std::vector<std::vector<AttrSpec>> specs = [] {
+    std::vector<std::vector<AttrSpec>> out(kNumPrims);
+    for (int i = 0; i < kNumPrims; ++i) {
+      std::istringstream in(kPrimDefs[i].attr_decl);
+      std::string item;
+      while (in >> item) {
+        size_t colon = item.find(':');
+        out[i].push_back({item.substr(0, colon), item.substr(colon + 1)});
+      }
+    }
+    return out;
+  }();
+  return specs;
+}
+
+void check_call(Prim p, size_t n_in, const Attrs& attrs) {
+  const PrimDef& d = prim_def(p);
+  if (d.inputs >= 0 && static_cast<size_t>(d.inputs) != n_in)
+    throw ValueError(fmt::format("{}: expected {} input{}, got {}", d.name, d.inputs, d.inputs == 1 ? "" : "s", n_in));
+  if (attrs.empty()) return;
+  const auto& specs = prim_attrs(p);
+  for (auto& [name, v] : attrs.items()) {
+    bool known = false;
+    for (auto& s : specs) known |= s.name == name;
+    if (!known) throw ValueError(fmt::format("{}: unknown attribute '{}'", d.name, name));
+  }
+}
+
+}  // namespace
+
+const PrimDef& prim_def(Prim p) { return kPrimDefs[static_cast<int>(p)]; }
+
+bool find_prim(std::string_view name, Prim& out) {
+  static const std::unordered_map<std::string_view, Prim> by_name = [] {
+    std::unordered_map<std::string_view, Prim> m;
+    for (int i = 0; i < kNumPrims; ++i) m.emplace(kPrimDefs[i].name, static_cast<Prim>(i));
+    return m;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) return false;
+  out = it->second;
+  return true;
+}
+
+const std::vector<AttrSpec>& prim_attrs(Prim p) { return all_attr_specs()[static_cast<int>(p)]; }
+
+void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vector<TensorSpec>& out) {
+  check_call(p, in.size(), attrs);
+  const PrimDef& d = prim_def(p);
+  out.assign(static_cast<size_t>(d.outputs), TensorSpec{});
+  d.infer(InferArgs{p, in, attrs, out});
+}
+
+namespace {
+
+// Runs inference and the kernel with outputs in a caller-provided array, so
+// the single-output path never touches the heap for bookkeeping.
+void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out) {
+  check_call(p, in.size(), attrs);
+  const PrimDef& d = prim_def(p);
+  TensorSpec specs_buf[kMaxOutputs];
+  TensorSpec in_buf[4];
+  std::vector<TensorSpec> in_heap;
+  std::span<const TensorSpec> in_specs;
+  if (in.size() <= 4) {
+    for (size_t i = 0; i < in.size(); ++i) in_buf[i] = in[i].spec();
+    in_specs = std::span<const TensorSpec>(in_buf, in.size());
+  } else {
+    for (auto& t : in) in_heap.push_back(t.spec());
+    in_specs = in_heap;
+  }
+  for (auto& t : in)
+    if (!t.defined()) throw ValueError(fmt::format("{}: an input tensor is empty (undefined)", d.name));
+  std::span<TensorSpec> specs(specs_buf, static_cast<size_t>(d.outputs));
+  d.infer(InferArgs{p, in_specs, attrs, specs});
+  switch (d.kind) {
+    case PrimKind::Compute:
+      for (int i = 0; i < d.outputs; ++i) out[i] = Tensor(specs[i].dtype, specs[i].shape);
+      break;
+    case PrimKind::InPlace: out[0] = in[0]; break;
+    case PrimKind::View: break;
+  }
+  d.cpu(KernelArgs{p, in, attrs, out});
+}
+
+}  // namespace
+
+void execute(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::vector<Tensor>& out) {
+  Tensor buf[kMaxOutputs];
+  const PrimDef& d = prim_def(p);
+  run(p, in, attrs, std::span<Tensor>(buf, static_cast<size_t>(d.outputs)));
+  out.clear();
+  for (int i = 0; i < d.outputs; ++i) out.push_back(std::move(buf[i]));
+}
+
+Tensor execute1(Prim p, std::span<const Tensor> in, const Attrs& attrs) {
+  const PrimDef& d = prim_def(p);
+  if (d.outputs != 1) throw ValueError(fmt::format("{} has {} outputs, not one", d.name, d.outputs));
+  Tensor out;
+  run(p, in, attrs, std::span<Tensor>(&out, 1));
+  return out;
+}
+
+}  // namespace msl::kernels
