@@ -1,4 +1,5 @@
-# Script tests: tests/lang/<feature>/<case>.msl, each checked by
+# Script tests: tests/lang/<feature>/<case>.msl (the language) and
+# tests/ops/<feature>/<case>.msl (tensors and msl.ops), each checked by
 # msl_script_runner against its own `# expect:` annotations (see the header of
 # script_runner.cpp for the annotation syntax). One CTest test per script,
 # named lang/<feature>/<case> and labelled `script`:
@@ -8,12 +9,15 @@
 add_executable(msl_script_runner ${CMAKE_CURRENT_LIST_DIR}/script_runner.cpp)
 target_compile_options(msl_script_runner PRIVATE ${MSL_WARNINGS})
 
-file(GLOB MSL_SCRIPT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/lang/*/*.msl)
+file(GLOB MSL_SCRIPT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/lang/*/*.msl
+     ${CMAKE_CURRENT_LIST_DIR}/ops/*/*.msl)
 foreach(test_file IN LISTS MSL_SCRIPT_TESTS)
   get_filename_component(test_case ${test_file} NAME_WLE)
   get_filename_component(test_dir ${test_file} DIRECTORY)
   get_filename_component(test_feature ${test_dir} NAME)
-  set(test_name lang/${test_feature}/${test_case})
+  get_filename_component(test_area_dir ${test_dir} DIRECTORY)
+  get_filename_component(test_area ${test_area_dir} NAME)
+  set(test_name ${test_area}/${test_feature}/${test_case})
   add_test(NAME ${test_name}
            COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
   # The runner kills a script after 20 s itself; this is the backstop.
