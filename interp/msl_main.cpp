@@ -17,6 +17,8 @@
 
 #include "interp/interp.h"
 #include "interp/repl.h"
+#include "kernels/parallel.h"
+#include "kernels/philox.h"
 #include "lang/parser.h"
 
 namespace {
@@ -78,8 +80,10 @@ CommandLine parse_args(int argc, char** argv) {
       if (cl.device != "cpu" && cl.device != "gpu") usage_error("--device must be 'cpu' or 'gpu', not '" + cl.device + "'");
     } else if (is("--seed")) {
       cl.seed = parse_number("--seed", value("--seed"));
+      if (cl.seed < 0) usage_error("--seed must be a non-negative integer");
     } else if (is("--threads")) {
       cl.threads = parse_number("--threads", value("--threads"));
+      if (cl.threads <= 0) usage_error("--threads must be a positive integer");
     } else if (is("--save-graphs")) {
       cl.save_graphs = value("--save-graphs");
     } else if (is("--dump")) {
@@ -161,6 +165,11 @@ int run_job(const CommandLine& cl) {
   opts.module_path = split_path(std::getenv("MSL_PATH"));
   const char* stdlib = std::getenv("MSL_STDLIB");
   opts.stdlib_dir = stdlib ? stdlib : MSL_STDLIB_DIR;
+
+  // Process-wide kernel settings: the RNG seed (msl.set_seed may change it
+  // later) and the kernels' thread count.
+  if (cl.seed >= 0) msl::kernels::GlobalGenerator::get().set_seed(static_cast<uint64_t>(cl.seed));
+  if (cl.threads > 0) msl::kernels::set_num_threads(static_cast<int>(cl.threads));
 
   if (!cl.has_code && !cl.run) {
     if (!cl.emit.empty()) usage_error("--emit needs a FILE (msl --emit " + cl.emit + " run FILE)");

@@ -101,6 +101,18 @@ inline void locate(MslError& e, const Span& span) {
   }
 }
 
+// The truth value of a condition; an error from __bool__ (a tensor with
+// several elements) is reported at the condition's expression.
+inline bool truth(Interp& I, const Value& v, const Span& span) {
+  if (v.is_bool()) return v.as_bool();
+  try {
+    return I.truthy(v);
+  } catch (MslError& e) {
+    locate(e, span);
+    throw;
+  }
+}
+
 // Runs a compiled body as a call of `fn` with already bound slots.
 Value run_function_body(Interp& I, Function* fn, Value* slots);
 // Binds arguments for a call of `fn` into fresh slots and runs it.

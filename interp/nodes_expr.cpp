@@ -372,7 +372,7 @@ struct Comprehension final : ExprNode {
       c.target->store(f, std::move(item));
       bool ok = true;
       for (auto& cond : c.ifs) {
-        if (!f.I.truthy(cond->eval(f))) {
+        if (!truth(f.I, cond->eval(f), cond->span)) {
           ok = false;
           break;
         }
@@ -713,7 +713,7 @@ struct UnaryNode final : ExprNode {
   ExprNodePtr x;
   Value eval(Frame& f) override {
     Value v = x->eval(f);
-    if (op == ast::UnaryOp::Not) return Value::boolean(!f.I.truthy(v));
+    if (op == ast::UnaryOp::Not) return Value::boolean(!truth(f.I, v, span));
     if (op == ast::UnaryOp::Neg) {
       if (v.is_int() && v.as_int() != INT64_MIN) return Value::integer(-v.as_int());
       if (v.is_float()) return Value::number(-v.as_float());
@@ -785,7 +785,7 @@ struct BoolOpNode final : ExprNode {
     for (size_t i = 0; i < values.size(); ++i) {
       v = values[i]->eval(f);
       if (i + 1 == values.size()) break;
-      bool t = f.I.truthy(v);
+      bool t = truth(f.I, v, values[i]->span);
       if (op == ast::BoolOpKind::And ? !t : t) break;
     }
     return v;
@@ -825,7 +825,7 @@ struct CompareNode final : ExprNode {
         }
       }
       if (i + 1 < ops.size()) {
-        if (!f.I.truthy(result)) return result;
+        if (!truth(f.I, result, span)) return result;
         a = std::move(b);
       }
     }
@@ -835,7 +835,7 @@ struct CompareNode final : ExprNode {
 
 struct IfExpNode final : ExprNode {
   ExprNodePtr test, body, orelse;
-  Value eval(Frame& f) override { return f.I.truthy(test->eval(f)) ? body->eval(f) : orelse->eval(f); }
+  Value eval(Frame& f) override { return truth(f.I, test->eval(f), test->span) ? body->eval(f) : orelse->eval(f); }
 };
 
 // ------------------------------------------------------ functions, classes

@@ -157,7 +157,7 @@ struct Raise final : StmtNode {
 struct Assert final : StmtNode {
   ExprNodePtr test, msg;
   Exec exec(Frame& f) override {
-    if (f.I.truthy(test->eval(f))) return Exec::Normal;
+    if (truth(f.I, test->eval(f), test->span)) return Exec::Normal;
     Interp& I = f.I;
     Value m = msg ? msg->eval(f) : Value::undef();
     try {
@@ -186,7 +186,7 @@ struct If final : StmtNode {
   ExprNodePtr test;
   StmtNodePtr body, orelse;
   Exec exec(Frame& f) override {
-    if (f.I.truthy(test->eval(f))) return body->exec(f);
+    if (truth(f.I, test->eval(f), test->span)) return body->exec(f);
     return orelse ? orelse->exec(f) : Exec::Normal;
   }
 };
@@ -198,7 +198,7 @@ struct While final : StmtNode {
     Interp& I = f.I;
     while (true) {
       loop_check(I, span);
-      if (!I.truthy(test->eval(f))) break;
+      if (!truth(I, test->eval(f), test->span)) break;
       Exec r = body->exec(f);
       if (r == Exec::Break) return Exec::Normal;
       if (r == Exec::Return) return r;

@@ -10,6 +10,7 @@
 #include "interp/format.h"
 #include "interp/nodes.h"
 #include "interp/set_order.h"
+#include "interp/tensor_object.h"
 
 namespace msl {
 
@@ -102,6 +103,7 @@ bool Interp::truthy(const Value& v) {
     case Kind::Range: return v.as<Range>()->length() > 0;
     default: break;
   }
+  if (is_tensor(v)) return tensor_truthy(*this, tensor_of(v));  // tensor fast path (no __bool__ call)
   if (Value* m = user_method(*this, v, names_->__bool__)) {
     Value r = bind_call(*this, *m, v);
     if (!r.is_bool()) raise(exception_class("TypeError").get(), "__bool__ should return bool, returned " + type_name(r));
@@ -448,23 +450,30 @@ bool Interp::eq(const Value& a, const Value& b) {
 
 // -------------------------------------------------------------- arithmetic
 
-static const char* dunder_name(BinOp op) {
+// The dunder methods of a binary operator (plain, reflected, in-place), taken
+// from the pre-interned names: nothing is built or interned per operation.
+struct BinOpNames {
+  Str* plain;
+  Str* reflected;
+  Str* inplace;
+};
+static BinOpNames binop_names(const Interp::Names& n, BinOp op) {
   switch (op) {
-    case BinOp::Add: return "add";
-    case BinOp::Sub: return "sub";
-    case BinOp::Mul: return "mul";
-    case BinOp::MatMul: return "matmul";
-    case BinOp::Div: return "truediv";
-    case BinOp::FloorDiv: return "floordiv";
-    case BinOp::Mod: return "mod";
-    case BinOp::Pow: return "pow";
-    case BinOp::LShift: return "lshift";
-    case BinOp::RShift: return "rshift";
-    case BinOp::BitOr: return "or";
-    case BinOp::BitXor: return "xor";
-    case BinOp::BitAnd: return "and";
+    case BinOp::Add: return {n.__add__, n.__radd__, n.__iadd__};
+    case BinOp::Sub: return {n.__sub__, n.__rsub__, n.__isub__};
+    case BinOp::Mul: return {n.__mul__, n.__rmul__, n.__imul__};
+    case BinOp::MatMul: return {n.__matmul__, n.__rmatmul__, n.__imatmul__};
+    case BinOp::Div: return {n.__truediv__, n.__rtruediv__, n.__itruediv__};
+    case BinOp::FloorDiv: return {n.__floordiv__, n.__rfloordiv__, n.__ifloordiv__};
+    case BinOp::Mod: return {n.__mod__, n.__rmod__, n.__imod__};
+    case BinOp::Pow: return {n.__pow__, n.__rpow__, n.__ipow__};
+    case BinOp::LShift: return {n.__lshift__, n.__rlshift__, n.__ilshift__};
+    case BinOp::RShift: return {n.__rshift__, n.__rrshift__, n.__irshift__};
+    case BinOp::BitOr: return {n.__or__, n.__ror__, n.__ior__};
+    case BinOp::BitXor: return {n.__xor__, n.__rxor__, n.__ixor__};
+    case BinOp::BitAnd: return {n.__and__, n.__rand__, n.__iand__};
   }
-  return "?";
+  return {n.__add__, n.__radd__, n.__iadd__};
 }
 
 [[noreturn]] static void overflow(Interp& I) { I.raise(I.exception_class("OverflowError").get(), "integer overflow"); }
@@ -667,15 +676,20 @@ static Value builtin_binary(Interp& I, BinOp op, const Value& a, const Value& b)
 }
 
 Value Interp::binary(BinOp op, const Value& a, const Value& b) {
+  // Tensor fast path: straight to the tensor operator, no dunder lookup.
+  if (is_tensor(a) || is_tensor(b)) {
+    Value t = tensor_binary(*this, op, a, b);
+    if (!t.is_undef()) return t;
+  }
   Value r = builtin_binary(*this, op, a, b);
   if (!r.is_undef()) return r;
-  std::string name = dunder_name(op);
-  Value* m = user_method(*this, a, intern("__" + name + "__"));
+  BinOpNames names = binop_names(*names_, op);
+  Value* m = user_method(*this, a, names.plain);
   if (m) {
     r = call2(*m, a, b);
     if (!r.identical(not_implemented)) return r;
   }
-  Value* rm = user_method(*this, b, intern("__r" + name + "__"));
+  Value* rm = user_method(*this, b, names.reflected);
   if (rm) {
     r = call2(*rm, b, a);
     if (!r.identical(not_implemented)) return r;
@@ -684,6 +698,7 @@ Value Interp::binary(BinOp op, const Value& a, const Value& b) {
 }
 
 Value Interp::inplace(BinOp op, const Value& a, const Value& b) {
+  if (is_tensor(a)) return binary(op, a, b);  // tensors rebind: `x += y` is `x = x + y`
   if (a.is(Kind::List) && op == BinOp::Add) {
     // `lst += iterable` extends in place (the list may alias other names).
     std::vector<Value> items = to_vector(b);
@@ -699,7 +714,7 @@ Value Interp::inplace(BinOp op, const Value& a, const Value& b) {
   if (a.is(Kind::Set) && !a.as<Set>()->frozen && b.is(Kind::Set) &&
       (op == BinOp::BitOr || op == BinOp::BitAnd || op == BinOp::Sub || op == BinOp::BitXor))
     return set_op(*this, op, a, b, true);
-  if (Value* m = user_method(*this, a, intern(std::string("__i") + dunder_name(op) + "__"))) {
+  if (Value* m = user_method(*this, a, binop_names(*names_, op).inplace)) {
     Value r = call2(*m, a, b);
     if (!r.identical(not_implemented)) return r;
   }
@@ -707,6 +722,7 @@ Value Interp::inplace(BinOp op, const Value& a, const Value& b) {
 }
 
 Value Interp::unary(ast::UnaryOp op, const Value& v) {
+  if (is_tensor(v)) return tensor_unary(*this, op, v);  // tensor fast path
   switch (op) {
     case ast::UnaryOp::Not: return Value::boolean(!truthy(v));
     case ast::UnaryOp::Neg:
@@ -767,13 +783,12 @@ static int cmp3(Interp& I, const Value& a, const Value& b, bool& ok) {
   return 0;
 }
 
-static const char* cmp_dunder(CmpOp op, bool reflected) {
+static Str* cmp_dunder(const Interp::Names& n, CmpOp op, bool reflected) {
   switch (op) {
-    case CmpOp::Lt: return reflected ? "__gt__" : "__lt__";
-    case CmpOp::Le: return reflected ? "__ge__" : "__le__";
-    case CmpOp::Gt: return reflected ? "__lt__" : "__gt__";
-    case CmpOp::Ge: return reflected ? "__le__" : "__ge__";
-    default: return "";
+    case CmpOp::Lt: return reflected ? n.__gt__ : n.__lt__;
+    case CmpOp::Le: return reflected ? n.__ge__ : n.__le__;
+    case CmpOp::Gt: return reflected ? n.__lt__ : n.__gt__;
+    default: return reflected ? n.__le__ : n.__ge__;
   }
 }
 
@@ -782,6 +797,11 @@ static bool is_nan_pair(const Value& a, const Value& b) {
 }
 
 Value Interp::compare(CmpOp op, const Value& a, const Value& b) {
+  // Tensor fast path for the six elementwise comparisons.
+  if (op <= CmpOp::Ne && (is_tensor(a) || is_tensor(b))) {
+    Value t = tensor_compare(*this, op, a, b);
+    if (!t.is_undef()) return t;
+  }
   switch (op) {
     case CmpOp::Eq:
     case CmpOp::Ne: {
@@ -825,11 +845,11 @@ Value Interp::compare(CmpOp op, const Value& a, const Value& b) {
     }
   }
   if (is_nan_pair(a, b)) return Value::boolean(false);
-  if (Value* m = user_method(*this, a, intern(cmp_dunder(op, false)))) {
+  if (Value* m = user_method(*this, a, cmp_dunder(*names_, op, false))) {
     Value r = call2(*m, a, b);
     if (!r.identical(not_implemented)) return r;
   }
-  if (Value* m = user_method(*this, b, intern(cmp_dunder(op, true)))) {
+  if (Value* m = user_method(*this, b, cmp_dunder(*names_, op, true))) {
     Value r = call2(*m, b, a);
     if (!r.identical(not_implemented)) return r;
   }

@@ -170,17 +170,21 @@ Value Interp::getattr(const Value& obj, Str* name) {
 }
 
 // object.__setattr__: the default attribute store, bypassing a user __setattr__.
+// A property of the object's class takes the assignment (user classes, and
+// native types such as Parameter whose `name` is settable).
+static bool set_via_property(Interp& I, Class* cls, const Value& obj, Str* name, Value& v) {
+  Value* ca = cls->lookup(name);
+  if (!ca || !ca->is(Kind::Property)) return false;
+  Property* p = ca->as<Property>();
+  if (p->fset.is_none()) I.raise(I.exception_class("AttributeError").get(), "can't set attribute '" + name->s + "'");
+  I.call2(p->fset, obj, std::move(v));
+  return true;
+}
+
 void generic_setattr(Interp& I, const Value& obj, Str* name, Value v) {
   if (obj.is(Kind::Instance) || obj.is(Kind::Exception)) {
     Instance* inst = obj.as<Instance>();
-    if (Value* ca = inst->cls->lookup(name)) {
-      if (ca->is(Kind::Property)) {
-        Property* p = ca->as<Property>();
-        if (p->fset.is_none()) I.raise(I.exception_class("AttributeError").get(), "can't set attribute '" + name->s + "'");
-        I.call2(p->fset, obj, std::move(v));
-        return;
-      }
-    }
+    if (set_via_property(I, inst->cls.get(), obj, name, v)) return;
     if (obj.is(Kind::Exception) && name == I.names().args) {
       obj.as<ExceptionObj>()->args = make<Tuple>(I.to_vector(v)).value();
       return;
@@ -205,6 +209,7 @@ void generic_setattr(Interp& I, const Value& obj, Str* name, Value v) {
     obj.as<Function>()->attrs.set(name, std::move(v));
     return;
   }
+  if (obj.is(Kind::NativeData) && set_via_property(I, obj.as<NativeData>()->cls.get(), obj, name, v)) return;
   I.raise(I.exception_class("AttributeError").get(),
           fmt::format("'{}' object has no attribute '{}'", I.type_name(obj), name->s));
 }

@@ -10,6 +10,7 @@ void init_module_os(Interp& I, Module& m);
 void init_module_os_path(Interp& I, Module& m);
 void init_module_sys(Interp& I, Module& m);
 void init_module_random(Interp& I, Module& m);
+void init_module_msl_core(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
   I.register_native_module("math", init_module_math);
@@ -18,6 +19,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("os.path", init_module_os_path);
   I.register_native_module("sys", init_module_sys);
   I.register_native_module("random", init_module_random);
+  I.register_native_module("msl._core", init_module_msl_core);
 }
 
 }  // namespace msl

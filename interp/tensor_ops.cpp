@@ -1,0 +1,257 @@
+// Operators on tensors: + - * / // % ** @, unary - + ~ abs, comparisons,
+// & | ^ on bool tensors, and truth values. Each maps to one registry
+// primitive run eagerly.
+//
+// Interp::binary/unary/compare call tensor_binary/... directly when an
+// operand is a tensor (no dunder lookup, no argument vector), which is the
+// hot path of eager code on small tensors. The dunder methods defined here
+// (__add__, __radd__, ...) exist for explicit calls and for the generic
+// protocol; they share the same implementation.
+//
+// Python numbers mix in by the scalar rule (tensor_object.h): they never
+// widen the tensor's dtype, except that a float turns an integer tensor
+// into float32. In-place operators (`x += y`) rebind to a new tensor, as
+// MindSpore's do.
+#include <fmt/format.h>
+
+#include "interp/native_args.h"
+#include "interp/tensor_object.h"
+
+namespace msl {
+
+using ast::BinOp;
+using ast::CmpOp;
+using ast::UnaryOp;
+using kernels::Attrs;
+using kernels::Dims;
+using kernels::DType;
+using kernels::Prim;
+using kernels::Tensor;
+
+namespace {
+
+const Attrs kNoAttrs;
+
+bool binary_prim(BinOp op, Prim& p) {
+  switch (op) {
+    case BinOp::Add: p = Prim::add; return true;
+    case BinOp::Sub: p = Prim::sub; return true;
+    case BinOp::Mul: p = Prim::mul; return true;
+    case BinOp::Div: p = Prim::div; return true;
+    case BinOp::FloorDiv: p = Prim::floordiv; return true;
+    case BinOp::Mod: p = Prim::mod; return true;
+    case BinOp::Pow: p = Prim::pow; return true;
+    case BinOp::MatMul: p = Prim::matmul; return true;
+    case BinOp::BitAnd: p = Prim::logical_and; return true;
+    case BinOp::BitOr: p = Prim::logical_or; return true;
+    case BinOp::BitXor: p = Prim::not_equal; return true;  // xor of bools
+    default: return false;
+  }
+}
+
+Prim compare_prim(CmpOp op) {
+  switch (op) {
+    case CmpOp::Lt: return Prim::less;
+    case CmpOp::Le: return Prim::less_equal;
+    case CmpOp::Gt: return Prim::greater;
+    case CmpOp::Ge: return Prim::greater_equal;
+    case CmpOp::Eq: return Prim::equal;
+    default: return Prim::not_equal;
+  }
+}
+
+// NumPy's matmul of 1-D operands: a vector on the left is a row (1, n), on
+// the right a column (n, 1), and the added dimension is removed again.
+Value matmul(Interp& I, Class* cls, const Tensor& a, const Tensor& b) {
+  bool row = a.ndim() == 1, col = b.ndim() == 1;
+  if (!row && !col) {
+    Tensor in[2] = {a, b};
+    return run_prim1(I, cls, Prim::matmul, in, kNoAttrs);
+  }
+  Tensor in[2] = {a, b};
+  if (row) in[0] = Tensor::view(a, Dims{1, a.dim(0)}, Dims{a.dim(0) * a.strides()[0], a.strides()[0]}, a.offset());
+  if (col) in[1] = Tensor::view(b, Dims{b.dim(0), 1}, Dims{b.strides()[0], 1}, b.offset());
+  Tensor r = kernel_call(I, [&] { return kernels::execute1(Prim::matmul, in, kNoAttrs); });
+  Dims shape;
+  for (int i = 0; i < r.ndim(); ++i) {
+    if (row && i == r.ndim() - 2) continue;
+    if (col && i == r.ndim() - 1) continue;
+    shape.push_back(r.dim(i));
+  }
+  return wrap_tensor(cls, Tensor::view(r, shape, kernels::contiguous_strides(shape), r.offset()));
+}
+
+[[noreturn]] void bool_only(Interp& I, const char* sym, DType a, DType b) {
+  raise_type_error(I, fmt::format("operator {} is only defined for bool tensors, got {} and {}", sym,
+                                  kernels::dtype_display_name(a), kernels::dtype_display_name(b)));
+}
+
+}  // namespace
+
+Value run_prim1(Interp& I, Class* tensor_cls, Prim p, std::span<const Tensor> in, const Attrs& attrs) {
+  return wrap_tensor(tensor_cls, kernel_call(I, [&] { return kernels::execute1(p, in, attrs); }));
+}
+
+Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
+  Prim p;
+  if (!binary_prim(op, p)) return Value::undef();
+  bool ta = is_tensor(a), tb = is_tensor(b);
+  TensorObj* self = tensor_obj(ta ? a : b);
+  Class* cls = result_class(self);
+  if (ta && tb && op != BinOp::MatMul && op < BinOp::BitOr) {
+    // Two tensors and an arithmetic operator: the common case, straight through.
+    const Tensor in[2] = {tensor_of(a), tensor_of(b)};
+    return run_prim1(I, cls, p, in, kNoAttrs);
+  }
+  Tensor in[2];
+  const char* name = kernels::prim_name(p);
+  if (ta)
+    in[0] = tensor_of(a);
+  else if (!operand_tensor(I, a, self->t.dtype(), in[0], name, true))
+    return Value::undef();
+  if (tb)
+    in[1] = tensor_of(b);
+  else if (!operand_tensor(I, b, self->t.dtype(), in[1], name, true))
+    return Value::undef();
+  switch (op) {
+    case BinOp::MatMul: return matmul(I, cls, in[0], in[1]);
+    case BinOp::BitAnd:
+    case BinOp::BitOr:
+    case BinOp::BitXor:
+      if (in[0].dtype() != DType::Bool || in[1].dtype() != DType::Bool)
+        bool_only(I, ast::to_string(op), in[0].dtype(), in[1].dtype());
+      break;
+    default: break;
+  }
+  return run_prim1(I, cls, p, in, kNoAttrs);
+}
+
+Value tensor_compare(Interp& I, CmpOp op, const Value& a, const Value& b) {
+  if (op > CmpOp::Ne) return Value::undef();
+  Prim p = compare_prim(op);
+  bool ta = is_tensor(a), tb = is_tensor(b);
+  TensorObj* self = tensor_obj(ta ? a : b);
+  if (ta && tb) {
+    const Tensor in[2] = {tensor_of(a), tensor_of(b)};
+    return run_prim1(I, result_class(self), p, in, kNoAttrs);
+  }
+  Tensor in[2];
+  const char* name = kernels::prim_name(p);
+  if (ta)
+    in[0] = tensor_of(a);
+  else if (!operand_tensor(I, a, self->t.dtype(), in[0], name, true))
+    return Value::undef();
+  if (tb)
+    in[1] = tensor_of(b);
+  else if (!operand_tensor(I, b, self->t.dtype(), in[1], name, true))
+    return Value::undef();
+  return run_prim1(I, result_class(self), p, in, kNoAttrs);
+}
+
+bool tensor_truthy(Interp& I, const Tensor& t) {
+  int64_t n = t.numel();
+  if (n > 1) raise_value_error(I, "The truth value of a Tensor with more than one element is ambiguous");
+  if (n == 0) raise_value_error(I, "The truth value of an empty Tensor is ambiguous");
+  return t.item_at(0) != 0;
+}
+
+Value tensor_unary(Interp& I, UnaryOp op, const Value& v) {
+  TensorObj* self = tensor_obj(v);
+  switch (op) {
+    case UnaryOp::Not: return Value::boolean(!tensor_truthy(I, self->t));
+    case UnaryOp::Pos: return v;
+    case UnaryOp::Neg:
+      return run_prim1(I, result_class(self), Prim::neg, std::span<const Tensor>(&self->t, 1), kNoAttrs);
+    case UnaryOp::Invert:
+      if (self->t.dtype() != DType::Bool)
+        raise_type_error(I, fmt::format("operator ~ is only defined for bool tensors, got {}",
+                                        kernels::dtype_display_name(self->t.dtype())));
+      return run_prim1(I, result_class(self), Prim::logical_not, std::span<const Tensor>(&self->t, 1), kNoAttrs);
+  }
+  return Value::undef();
+}
+
+// ------------------------------------------------------------ dunder methods
+
+namespace {
+
+TensorObj* self_tensor(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !is_tensor(a.pos[0]))
+    raise_type_error(I, fmt::format("descriptor '{}' requires a 'Tensor' object", method));
+  return tensor_obj(a.pos[0]);
+}
+
+template <BinOp op, bool reflected>
+Value dunder_binary(Interp& I, Args& a, Object*) {
+  self_tensor(I, a, "operator");
+  Value v[1];
+  Args rest = method_args(a);
+  bind_positional(I, "operator", rest, 1, 1, v);
+  Value r = reflected ? tensor_binary(I, op, v[0], a.pos[0]) : tensor_binary(I, op, a.pos[0], v[0]);
+  return r.is_undef() ? I.not_implemented : r;
+}
+
+template <CmpOp op>
+Value dunder_compare(Interp& I, Args& a, Object*) {
+  self_tensor(I, a, "comparison");
+  Value v[1];
+  Args rest = method_args(a);
+  bind_positional(I, "comparison", rest, 1, 1, v);
+  Value r = tensor_compare(I, op, a.pos[0], v[0]);
+  return r.is_undef() ? I.not_implemented : r;
+}
+
+template <UnaryOp op>
+Value dunder_unary(Interp& I, Args& a, Object*) {
+  self_tensor(I, a, "operator");
+  Args rest = method_args(a);
+  bind_positional(I, "operator", rest, 0, 0, nullptr);
+  return tensor_unary(I, op, a.pos[0]);
+}
+
+Value tensor_abs(Interp& I, Args& a, Object*) {
+  TensorObj* self = self_tensor(I, a, "__abs__");
+  Args rest = method_args(a);
+  bind_positional(I, "__abs__", rest, 0, 0, nullptr);
+  return run_prim1(I, result_class(self), Prim::abs, std::span<const Tensor>(&self->t, 1), kNoAttrs);
+}
+
+Value tensor_bool(Interp& I, Args& a, Object*) {
+  TensorObj* self = self_tensor(I, a, "__bool__");
+  return Value::boolean(tensor_truthy(I, self->t));
+}
+
+void def_op(Interp& I, Class* c, const char* name, NativeFn fn) { I.def_method(c, name, fn); }
+
+}  // namespace
+
+void init_tensor_operator_methods(Interp& I, TensorClass* c) {
+#define MSL_BIN(op, name)                                        \
+  def_op(I, c, "__" name "__", dunder_binary<BinOp::op, false>); \
+  def_op(I, c, "__r" name "__", dunder_binary<BinOp::op, true>);
+  MSL_BIN(Add, "add")
+  MSL_BIN(Sub, "sub")
+  MSL_BIN(Mul, "mul")
+  MSL_BIN(Div, "truediv")
+  MSL_BIN(FloorDiv, "floordiv")
+  MSL_BIN(Mod, "mod")
+  MSL_BIN(Pow, "pow")
+  MSL_BIN(MatMul, "matmul")
+  MSL_BIN(BitAnd, "and")
+  MSL_BIN(BitOr, "or")
+  MSL_BIN(BitXor, "xor")
+#undef MSL_BIN
+  def_op(I, c, "__lt__", dunder_compare<CmpOp::Lt>);
+  def_op(I, c, "__le__", dunder_compare<CmpOp::Le>);
+  def_op(I, c, "__gt__", dunder_compare<CmpOp::Gt>);
+  def_op(I, c, "__ge__", dunder_compare<CmpOp::Ge>);
+  def_op(I, c, "__eq__", dunder_compare<CmpOp::Eq>);
+  def_op(I, c, "__ne__", dunder_compare<CmpOp::Ne>);
+  def_op(I, c, "__neg__", dunder_unary<UnaryOp::Neg>);
+  def_op(I, c, "__pos__", dunder_unary<UnaryOp::Pos>);
+  def_op(I, c, "__invert__", dunder_unary<UnaryOp::Invert>);
+  def_op(I, c, "__abs__", tensor_abs);
+  def_op(I, c, "__bool__", tensor_bool);
+}
+
+}  // namespace msl

@@ -1,0 +1,337 @@
+// max_pool2d, avg_pool2d and their gradients: oneDNN for float32 and
+// bfloat16, float32 copies for float16, direct loops for float64.
+//
+// Pooling is bound by memory bandwidth, so it runs on NCHW as is: oneDNN's
+// JIT pooling takes plain NCHW without a layout reorder, but only dense
+// (strided views get its reference kernel), so a strided input is made
+// contiguous first. max_pool2d_grad recomputes the forward pass with a
+// workspace (the argmax of every window) and routes dy through it; oneDNN
+// and the float64 loops both keep the first maximum of a window in row-major
+// order, and padding never wins (it counts as -inf). Padding must be smaller
+// than the kernel, as in PyTorch and oneDNN, so every window holds at least
+// one input element and averages never divide by zero.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+#include "kernels/dnnl_common.h"
+#include "kernels/dnnl_window.h"
+#include "kernels/errors.h"
+#include "kernels/parallel.h"
+#include "kernels/primitives.h"
+
+namespace msl::kernels {
+
+namespace {
+
+using dnnl::memory;
+using onednn::Key;
+
+enum class PoolOp : int { MaxForward, AvgForward, MaxBackward, AvgBackward };
+
+struct PoolGeom {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  Window2d win;
+  bool include_pad = false;
+  Dims x_shape() const { return {n, c, h, w}; }
+  Dims y_shape() const { return {n, c, win.ho, win.wo}; }
+};
+
+PoolGeom geometry(const char* op, const Dims& xs, const Attrs& attrs, bool avg) {
+  if (xs.size() != 4) throw ShapeError(fmt::format("{}: the input must be 4-D (N, C, H, W), got {}", op, xs.str()));
+  if (!attrs.has("kernel_size")) throw ValueError(fmt::format("{}: kernel_size is required", op));
+  auto [kh, kw] = window_pair(op, attrs, "kernel_size", 1, 1);
+  PoolGeom g;
+  g.n = xs[0], g.c = xs[1], g.h = xs[2], g.w = xs[3];
+  if ((g.h == 0 || g.w == 0) && g.n * g.c != 0)
+    throw ShapeError(fmt::format("{}: the input {} has an empty spatial dimension", op, xs.str()));
+  g.win = make_window(op, attrs, g.h, g.w, kh, kw, false);
+  const Window2d& v = g.win;
+  if (v.pt >= kh || v.pb >= kh || v.pl >= kw || v.pr >= kw)
+    throw ValueError(fmt::format("{}: padding ({}, {}, {}, {}) must be smaller than the kernel ({}, {})", op, v.pt,
+                                 v.pb, v.pl, v.pr, kh, kw));
+  g.include_pad = avg && attrs.get_bool("count_include_pad", false);
+  return g;
+}
+
+void check_float(const char* op, DType t) {
+  if (!is_floating(t)) throw DTypeError(fmt::format("{}: unsupported dtype {}", op, dtype_display_name(t)));
+}
+
+// ------------------------------------------------------------------ oneDNN
+
+struct PoolPlan {
+  bool supported = false;
+  dnnl::primitive fwd, bwd;
+  memory src, dst, workspace, diff_dst, diff_src, fwd_scratchpad, bwd_scratchpad;
+  size_t dst_offset = 0, ws_offset = 0, fwd_sp_offset = 0, bwd_sp_offset = 0, scratch_bytes = 0;
+  std::mutex mu;
+};
+
+onednn::PrimitiveCache<PoolPlan>& pool_plans() {
+  static auto* c = new onednn::PrimitiveCache<PoolPlan>(256);
+  return *c;
+}
+
+std::shared_ptr<PoolPlan> make_plan(PoolOp op, const PoolGeom& g, DType dt) {
+  auto plan = std::make_shared<PoolPlan>();
+  auto ddt = onednn::dnnl_type(dt);
+  memory::desc x_md = onednn::plain_md(g.x_shape(), ddt), y_md = onednn::plain_md(g.y_shape(), ddt);
+  bool max = op == PoolOp::MaxForward || op == PoolOp::MaxBackward;
+  bool backward = op == PoolOp::MaxBackward || op == PoolOp::AvgBackward;
+  auto alg = max             ? dnnl::algorithm::pooling_max
+             : g.include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                             : dnnl::algorithm::pooling_avg_exclude_padding;
+  memory::dims strides{g.win.sh, g.win.sw}, kernel{g.win.kh, g.win.kw};
+  memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
+  auto attr = onednn::user_scratchpad_attr();
+  try {
+    auto prop = backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    dnnl::pooling_forward::primitive_desc fpd(
+        dnnl::pooling_forward::desc(prop, alg, x_md, y_md, strides, kernel, pad_l, pad_r), attr, onednn::engine());
+    if (dt != DType::Float32 && onednn::is_reference(fpd)) return plan;
+    onednn::ScratchLayout layout;
+    plan->src = onednn::unbound(x_md);
+    plan->dst = onednn::unbound(y_md);
+    plan->fwd_scratchpad = onednn::unbound(fpd.scratchpad_desc());
+    if (!backward) {
+      plan->fwd = dnnl::pooling_forward(fpd);
+      plan->fwd_sp_offset = layout.add(fpd.scratchpad_desc().get_size());
+    } else {
+      dnnl::pooling_backward::primitive_desc bpd(
+          dnnl::pooling_backward::desc(alg, x_md, y_md, strides, kernel, pad_l, pad_r), attr, onednn::engine(), fpd);
+      if (dt != DType::Float32 && onednn::is_reference(bpd)) return plan;
+      plan->bwd = dnnl::pooling_backward(bpd);
+      plan->diff_dst = onednn::unbound(y_md);
+      plan->diff_src = onednn::unbound(x_md);
+      plan->bwd_scratchpad = onednn::unbound(bpd.scratchpad_desc());
+      plan->bwd_sp_offset = layout.add(bpd.scratchpad_desc().get_size());
+      if (max) {
+        // The forward pass only to get the argmax workspace.
+        plan->fwd = dnnl::pooling_forward(fpd);
+        plan->workspace = onednn::unbound(fpd.workspace_desc());
+        plan->ws_offset = layout.add(fpd.workspace_desc().get_size());
+        plan->dst_offset = layout.add(y_md.get_size());
+        plan->fwd_sp_offset = layout.add(fpd.scratchpad_desc().get_size());
+      }
+    }
+    plan->scratch_bytes = layout.total;
+    plan->supported = true;
+  } catch (const dnnl::error&) {
+    // Not implemented for this dtype here.
+  }
+  return plan;
+}
+
+// in: x for the forward ops and max backward, dy for avg backward;
+// dy: the max backward's gradient.
+bool dnnl_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
+  onednn::SerialScope serial(g.n * g.c * g.h * g.w < onednn::kSerialElements);
+  Key key;
+  key.add(int64_t(op)).add(int64_t(out.dtype())).add(onednn::thread_count());
+  key.add(g.n).add(g.c).add(g.h).add(g.w).add(g.win.kh).add(g.win.kw).add(g.win.sh).add(g.win.sw);
+  key.add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr).add(g.include_pad);
+  auto plan = pool_plans().get(key, [&] { return make_plan(op, g, out.dtype()); });
+  if (!plan->supported) return false;
+  Tensor a = in.contiguous();
+  onednn::Scratch scratch(plan->scratch_bytes);
+  std::lock_guard<std::mutex> lock(plan->mu);
+  switch (op) {
+    case PoolOp::MaxForward:
+    case PoolOp::AvgForward:
+      onednn::bind(plan->src, a.raw());
+      onednn::bind(plan->dst, out.raw());
+      onednn::bind(plan->fwd_scratchpad, scratch.at(plan->fwd_sp_offset));
+      onednn::execute(
+          plan->fwd,
+          {{DNNL_ARG_SRC, &plan->src}, {DNNL_ARG_DST, &plan->dst}, {DNNL_ARG_SCRATCHPAD, &plan->fwd_scratchpad}});
+      break;
+    case PoolOp::MaxBackward: {
+      Tensor d = dy.contiguous();
+      onednn::bind(plan->src, a.raw());
+      onednn::bind(plan->dst, scratch.at(plan->dst_offset));
+      onednn::bind(plan->workspace, scratch.at(plan->ws_offset));
+      onednn::bind(plan->fwd_scratchpad, scratch.at(plan->fwd_sp_offset));
+      onednn::execute(plan->fwd, {{DNNL_ARG_SRC, &plan->src},
+                                  {DNNL_ARG_DST, &plan->dst},
+                                  {DNNL_ARG_WORKSPACE, &plan->workspace},
+                                  {DNNL_ARG_SCRATCHPAD, &plan->fwd_scratchpad}});
+      onednn::bind(plan->diff_dst, d.raw());
+      onednn::bind(plan->diff_src, out.raw());
+      onednn::bind(plan->bwd_scratchpad, scratch.at(plan->bwd_sp_offset));
+      onednn::execute(plan->bwd, {{DNNL_ARG_DIFF_DST, &plan->diff_dst},
+                                  {DNNL_ARG_DIFF_SRC, &plan->diff_src},
+                                  {DNNL_ARG_WORKSPACE, &plan->workspace},
+                                  {DNNL_ARG_SCRATCHPAD, &plan->bwd_scratchpad}});
+      break;
+    }
+    case PoolOp::AvgBackward:
+      onednn::bind(plan->diff_dst, a.raw());
+      onednn::bind(plan->diff_src, out.raw());
+      onednn::bind(plan->bwd_scratchpad, scratch.at(plan->bwd_sp_offset));
+      onednn::execute(plan->bwd, {{DNNL_ARG_DIFF_DST, &plan->diff_dst},
+                                  {DNNL_ARG_DIFF_SRC, &plan->diff_src},
+                                  {DNNL_ARG_SCRATCHPAD, &plan->bwd_scratchpad}});
+      break;
+  }
+  return true;
+}
+
+// --------------------------------------------------------- float64 loops
+
+// Calls f(plane, oh, ow, h0, h1, w0, w1): the in-bounds rows [h0, h1) and
+// columns [w0, w1) of every window, planes (n * C + c) split across threads.
+template <class F>
+void each_window(const PoolGeom& g, F&& f) {
+  const Window2d& v = g.win;
+  parallel_for(g.n * g.c, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, g.h * g.w)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p)
+      for (int64_t oh = 0; oh < v.ho; ++oh) {
+        int64_t hs = oh * v.sh - v.pt;
+        int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + v.kh, g.h);
+        for (int64_t ow = 0; ow < v.wo; ++ow) {
+          int64_t ws = ow * v.sw - v.pl;
+          f(p, oh, ow, h0, h1, std::max<int64_t>(ws, 0), std::min(ws + v.kw, g.w));
+        }
+      }
+  });
+}
+
+// Offset of the first maximum of a window of the contiguous plane x.
+int64_t argmax(const double* x, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+  int64_t best = h0 * w + w0;
+  for (int64_t i = h0; i < h1; ++i)
+    for (int64_t j = w0; j < w1; ++j)
+      if (x[i * w + j] > x[best]) best = i * w + j;
+  return best;
+}
+
+double divisor(const PoolGeom& g, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+  return g.include_pad ? double(g.win.kh * g.win.kw) : double((h1 - h0) * (w1 - w0));
+}
+
+void pool_f64(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy_t, const Tensor& out) {
+  Tensor x = in.contiguous();
+  const double* xp = x.data<double>();
+  double* o = out.data<double>();
+  int64_t plane = g.h * g.w, oplane = g.win.ho * g.win.wo, wo = g.win.wo;
+  switch (op) {
+    case PoolOp::MaxForward:
+      each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        const double* xs = xp + p * plane;
+        o[p * oplane + oh * wo + ow] = xs[argmax(xs, g.w, h0, h1, w0, w1)];
+      });
+      break;
+    case PoolOp::AvgForward:
+      each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        const double* xs = xp + p * plane;
+        double s = 0;
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) s += xs[i * g.w + j];
+        o[p * oplane + oh * wo + ow] = s / divisor(g, h0, h1, w0, w1);
+      });
+      break;
+    case PoolOp::MaxBackward: {
+      Tensor dy = dy_t.contiguous();
+      const double* d = dy.data<double>();
+      std::memset(o, 0, out.nbytes());
+      each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        o[p * plane + argmax(xp + p * plane, g.w, h0, h1, w0, w1)] += d[p * oplane + oh * wo + ow];
+      });
+      break;
+    }
+    case PoolOp::AvgBackward: {
+      // `in` is dy here.
+      std::memset(o, 0, out.nbytes());
+      each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+        double v = xp[p * oplane + oh * wo + ow] / divisor(g, h0, h1, w0, w1);
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) o[p * plane + i * g.w + j] += v;
+      });
+      break;
+    }
+  }
+}
+
+void run_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
+  if (out.numel() == 0) return;
+  DType dt = out.dtype();
+  if (dt == DType::Float64) return pool_f64(op, g, in, dy, out);
+  if (dt != DType::Float16 && dnnl_pool(op, g, in, dy, out)) return;
+  if (dt == DType::Float32) throw KernelError("pooling: oneDNN has no float32 kernel for this configuration");
+  Tensor a = onednn::to_float32(in), d = dy.defined() ? onednn::to_float32(dy) : Tensor();
+  Tensor o(DType::Float32, out.shape());
+  if (!dnnl_pool(op, g, a, d, o)) throw KernelError("pooling: oneDNN has no float32 kernel for this configuration");
+  onednn::convert_from_float32(o.data<float>(), out);
+}
+
+Dims input_shape_attr(const char* op, const Attrs& attrs) {
+  std::vector<int64_t> v = attrs.get_ints("input_shape");
+  if (v.size() != 4) throw ValueError(fmt::format("{}: input_shape must have 4 entries, got {}", op, ints_str(v)));
+  for (int64_t d : v)
+    if (d < 0) throw ValueError(fmt::format("{}: input_shape must not be negative, got {}", op, ints_str(v)));
+  return Dims(v);
+}
+
+void check_dy(const char* op, const Dims& dy, const PoolGeom& g) {
+  if (dy != g.y_shape())
+    throw ShapeError(fmt::format("{}: dy has shape {} but pooling the input {} gives {}", op, dy.str(),
+                                 g.x_shape().str(), g.y_shape().str()));
+}
+
+}  // namespace
+
+void infer_max_pool2d(const InferArgs& args) {
+  check_float("max_pool2d", args.in[0].dtype);
+  PoolGeom g = geometry("max_pool2d", args.in[0].shape, args.attrs, false);
+  args.out[0] = TensorSpec{args.in[0].dtype, g.y_shape()};
+}
+
+void cpu_max_pool2d(const KernelArgs& args) {
+  PoolGeom g = geometry("max_pool2d", args.in[0].shape(), args.attrs, false);
+  run_pool(PoolOp::MaxForward, g, args.in[0], Tensor(), args.out[0]);
+}
+
+void infer_avg_pool2d(const InferArgs& args) {
+  check_float("avg_pool2d", args.in[0].dtype);
+  PoolGeom g = geometry("avg_pool2d", args.in[0].shape, args.attrs, true);
+  args.out[0] = TensorSpec{args.in[0].dtype, g.y_shape()};
+}
+
+void cpu_avg_pool2d(const KernelArgs& args) {
+  PoolGeom g = geometry("avg_pool2d", args.in[0].shape(), args.attrs, true);
+  run_pool(PoolOp::AvgForward, g, args.in[0], Tensor(), args.out[0]);
+}
+
+void infer_max_pool2d_grad(const InferArgs& args) {
+  const char* op = "max_pool2d_grad";
+  check_float(op, args.in[0].dtype);
+  if (args.in[1].dtype != args.in[0].dtype)
+    throw DTypeError(fmt::format("{}: x and dy dtypes differ: {} and {}", op, dtype_display_name(args.in[0].dtype),
+                                 dtype_display_name(args.in[1].dtype)));
+  PoolGeom g = geometry(op, args.in[0].shape, args.attrs, false);
+  check_dy(op, args.in[1].shape, g);
+  args.out[0] = TensorSpec{args.in[0].dtype, g.x_shape()};
+}
+
+void cpu_max_pool2d_grad(const KernelArgs& args) {
+  PoolGeom g = geometry("max_pool2d_grad", args.in[0].shape(), args.attrs, false);
+  run_pool(PoolOp::MaxBackward, g, args.in[0], args.in[1], args.out[0]);
+}
+
+void infer_avg_pool2d_grad(const InferArgs& args) {
+  const char* op = "avg_pool2d_grad";
+  check_float(op, args.in[0].dtype);
+  PoolGeom g = geometry(op, input_shape_attr(op, args.attrs), args.attrs, true);
+  check_dy(op, args.in[0].shape, g);
+  args.out[0] = TensorSpec{args.in[0].dtype, g.x_shape()};
+}
+
+void cpu_avg_pool2d_grad(const KernelArgs& args) {
+  const char* op = "avg_pool2d_grad";
+  PoolGeom g = geometry(op, input_shape_attr(op, args.attrs), args.attrs, true);
+  run_pool(PoolOp::AvgBackward, g, args.in[0], Tensor(), args.out[0]);
+}
+
+}  // namespace msl::kernels
