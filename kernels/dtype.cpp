@@ -51,15 +51,10 @@ uint16_t float_to_half(float f) {
   return sign | static_cast<uint16_t>(h);
 }
 
-size_t dtype_size(DType t) {
-  switch (t) {
-#define MSL_X(e, T, py, ms) \
-  case DType::e: return sizeof(T);
-    MSL_DTYPES(MSL_X)
+// The inline size table in dtype.h must agree with the C++ element types.
+#define MSL_X(e, T, py, ms) static_assert(dtype_size(DType::e) == sizeof(T), "dtype_size table out of date");
+MSL_DTYPES(MSL_X)
 #undef MSL_X
-  }
-  return 1;
-}
 
 const char* dtype_name(DType t) {
   switch (t) {

@@ -56,7 +56,11 @@ inline uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-size_t dtype_size(DType t);
+// Bytes per element; inline because Tensor::raw() needs it on every op.
+constexpr size_t dtype_size(DType t) {
+  constexpr uint8_t kSizes[] = {1, 1, 1, 4, 8, 2, 2, 4, 8};  // in MSL_DTYPES order
+  return kSizes[static_cast<int>(t)];
+}
 // "float32": the name of the MSL/Python attribute (msl.float32).
 const char* dtype_name(DType t);
 // "Float32": how MindSpore prints a dtype (Tensor(shape=[2], dtype=Float32, ...)).

@@ -78,13 +78,22 @@ inline size_t size_of(DType t) { return kDTypeSize[static_cast<int>(t)]; }
 // The dtype arithmetic happens in: half formats compute in float32.
 inline DType compute_dtype(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
 
+// What bounds a loop's speed on large tensors, which decides how the driver
+// runs it: Memory loops (arithmetic, comparisons, casts) write large outputs
+// with non-temporal stores; Compute loops (vector transcendental functions)
+// write them normally, since the extra copy into streaming stores costs more
+// than the read-for-ownership it saves when the loop is not waiting on
+// memory (measured: exp, tanh, sigmoid, log run 20-30% slower streamed);
+// Libm loops (tens of cycles per element: float64 libm calls, pow, float
+// floordiv/mod) also split across threads from smaller sizes.
+enum class Cost : uint8_t { Memory, Compute, Libm };
+
 // Runs `fn` over every element of `out` (a new contiguous tensor, aliasing no
 // input) with the inputs broadcast to its shape. Input k is converted to
 // ctype[k] on the way in (unless it already is); the loop writes `ktype`,
 // converted to out's dtype on the way out. scalar_ok: bit k set when the loop
-// accepts kScalar<k>. Loops whose elements cost much more than a memory
-// access pass a smaller grain so medium tensors use every core.
+// accepts kScalar<k>.
 void run_loop(LoopFn fn, unsigned scalar_ok, int nin, const Tensor* const* in, const DType* ctype, const Tensor& out,
-              DType ktype, int64_t grain);
+              DType ktype, Cost cost);
 
 }  // namespace msl::kernels::ew

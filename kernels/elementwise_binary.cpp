@@ -12,7 +12,6 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/errors.h"
-#include "kernels/parallel.h"
 #include "kernels/primitives.h"
 #include "kernels/shape_util.h"
 
@@ -106,11 +105,10 @@ void run_binary(const KernelArgs& a, BOp op) {
   ew::LoopFn fn = lt.binary[static_cast<int>(op)][static_cast<int>(ct)];
   if (!fn) throw DTypeError(fmt::format("{}: unsupported dtype {}", prim_name(a.prim), dtype_display_name(t)));
   // Libm and integer-division loops cost tens of cycles per element.
-  int64_t grain = kParallelGrain;
-  if (op == BOp::Pow || op == BOp::FloorDiv || op == BOp::Mod) grain /= 8;
+  const ew::Cost cost = op == BOp::Pow || op == BOp::FloorDiv || op == BOp::Mod ? ew::Cost::Libm : ew::Cost::Memory;
   const Tensor* in[2] = {&x, &y};
   const DType cts[2] = {ct, ct};
-  ew::run_loop(fn, ew::kScalar0 | ew::kScalar1, 2, in, cts, out, kt, grain);
+  ew::run_loop(fn, ew::kScalar0 | ew::kScalar1, 2, in, cts, out, kt, cost);
 }
 
 }  // namespace
@@ -152,7 +150,7 @@ void cpu_select(const KernelArgs& a) {
   int lg = sz == 1 ? 0 : sz == 2 ? 1 : sz == 4 ? 2 : 3;
   const Tensor* in[3] = {&a.in[0], &a.in[1], &a.in[2]};
   const DType cts[3] = {DType::Bool, t, t};
-  ew::run_loop(ew::loops().select[lg], 0, 3, in, cts, out, t, kParallelGrain);
+  ew::run_loop(ew::loops().select[lg], 0, 3, in, cts, out, t, ew::Cost::Memory);
 }
 
 }  // namespace msl::kernels

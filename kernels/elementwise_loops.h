@@ -5,9 +5,10 @@
 // Most loops are plain C++ over one element type, which GCC vectorizes for
 // whatever width the target region allows. Hand-written vector code
 // (vec_math.h) is used where the compiler cannot do it alone: the float32
-// transcendental functions, NaN-propagating max/min, and the other float32
-// arithmetic and unary loops, so that every float32 loop has the same
-// masked-tail handling.
+// transcendental functions, NaN-propagating max/min and the other float32
+// arithmetic and unary loops (all with the same masked tails), and float64
+// exp, log and sigmoid. Nothing here streams or fences: the driver decides
+// how outputs reach memory.
 
 namespace msl::kernels::MSL_SIMD_NS {
 
@@ -107,7 +108,7 @@ inline void fill_plain(LoopTable& t) {
 
 #if MSL_SIMD_WIDTH
 
-// ------------------------------------------------- hand-vectorized float32
+// --------------------------------------------------------- hand-vectorized
 
 // Writes n outputs produced by full(i) (kW lanes at i) and part(i, m) (the
 // first m lanes at i), two vectors per iteration so that independent work

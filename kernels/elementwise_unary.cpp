@@ -11,7 +11,6 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/errors.h"
-#include "kernels/parallel.h"
 #include "kernels/primitives.h"
 
 namespace msl::kernels {
@@ -55,14 +54,16 @@ void run_unary(const KernelArgs& a, UOp op) {
   const ew::LoopTable& lt = ew::loops();
   ew::LoopFn fn = lt.unary[static_cast<int>(op)][static_cast<int>(ct)];
   if (!fn) throw DTypeError(fmt::format("{}: unsupported dtype {}", prim_name(a.prim), dtype_display_name(x.dtype())));
-  // Libm-based loops (float64 functions, or no vector build) cost tens of
-  // cycles per element: split them across threads sooner.
-  int64_t grain = kParallelGrain;
-  if (is_float_fn(op) && op != UOp::Sqrt && op != UOp::Reciprocal &&
-      (ct == DType::Float64 || ew::simd_level() == ew::SimdLevel::Generic))
-    grain /= 8;
+  // Float functions are vector code for float32 (and float64 exp, log and
+  // sigmoid) in the vector builds, libm otherwise.
+  ew::Cost cost = ew::Cost::Memory;
+  if (is_float_fn(op) && op != UOp::Sqrt && op != UOp::Reciprocal) {
+    bool vector = ew::simd_level() != ew::SimdLevel::Generic &&
+                  (ct == DType::Float32 || op == UOp::Exp || op == UOp::Log || op == UOp::Sigmoid);
+    cost = vector ? ew::Cost::Compute : ew::Cost::Libm;
+  }
   const Tensor* in[1] = {&x};
-  ew::run_loop(fn, 0, 1, in, &ct, a.out[0], kt, grain);
+  ew::run_loop(fn, 0, 1, in, &ct, a.out[0], kt, cost);
 }
 
 }  // namespace
@@ -97,7 +98,7 @@ void cpu_cast(const KernelArgs& a) {
   DType from = a.in[0].dtype(), to = a.out[0].dtype();
   ew::LoopFn fn = ew::loops().convert[static_cast<int>(from)][static_cast<int>(to)];
   const Tensor* in[1] = {&a.in[0]};
-  ew::run_loop(fn, 0, 1, in, &from, a.out[0], to, kParallelGrain);
+  ew::run_loop(fn, 0, 1, in, &from, a.out[0], to, ew::Cost::Memory);
 }
 
 }  // namespace msl::kernels

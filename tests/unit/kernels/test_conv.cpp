@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/errors.h"
+#include "kernels/parallel.h"
 #include "reference.h"
 
 using namespace msl::kernels;
@@ -228,6 +229,19 @@ TEST_CASE("conv2d at sizes where oneDNN uses its blocked and Winograd kernels") 
   Conf one;  // 1x1 projections
   check_all(rng, DType::Float32, one, {2, 48, 7, 7}, {80, 48, 1, 1});
   check_all(rng, DType::Float64, same, {2, 16, 10, 12}, {24, 16, 3, 3});
+}
+
+TEST_CASE("conv2d reuses its cached plans with new data, strides and thread counts") {
+  std::mt19937 rng(29);
+  Conf c;
+  c.padding = {1};
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    if (round == 2) set_num_threads(1);
+    check_all(rng, DType::Float32, c, {2, 16, 9, 9}, {16, 16, 3, 3}, round == 1);
+    check_all(rng, DType::BFloat16, c, {2, 16, 9, 9}, {16, 16, 3, 3}, round == 1);
+  }
+  set_num_threads(0);
 }
 
 TEST_CASE("conv2d on strided and channels-last views") {
