@@ -1,12 +1,17 @@
 # PyTorch eager counterpart of dispatch.msl: the same chain of 10 elementwise
 # operations on shape [4] float32 tensors, 2 threads. Prints microseconds per
 # operation (best of 5 rounds). Run with /usr/bin/python3 (Debian's torch).
+# `torch_dispatch.py N best` measures PyTorch at its best setting for tiny
+# ops: one thread and inference mode (no autograd bookkeeping).
 import sys
 import time
 
 import torch
 
-torch.set_num_threads(2)
+best_setting = len(sys.argv) > 2 and sys.argv[2] == "best"
+torch.set_num_threads(1 if best_setting else 2)
+if best_setting:
+    torch.inference_mode().__enter__()
 x = torch.tensor([1.0, -2.0, 3.0, -4.0])
 a = torch.tensor([0.5, 0.25, 2.0, 1.5])
 b = torch.tensor([1.0, 1.0, -1.0, 0.5])
