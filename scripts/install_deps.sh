@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages MSL needs to build and test, only if missing.
 # Used by scripts/setup.sh and scripts/test.sh; safe to run repeatedly.
+# With arguments, installs those packages instead (scripts/install_bench_deps.sh).
 set -euo pipefail
 
 packages=(cmake ninja-build g++ ccache pkg-config antlr4 libantlr4-runtime-dev libedit-dev
           libfmt-dev doctest-dev libdnnl-dev python3)
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do
