@@ -1,0 +1,55 @@
+// IrModule: the owner of all graphs and nodes of one compilation.
+//
+// Nodes and graphs are allocated here and live as long as the module, so
+// the rest of the IR uses plain pointers and passes never free anything (a
+// dead node is simply unreachable). Node ids are dense from 0, so a side
+// table can be a vector indexed by id. Source file names are interned so a
+// node's Loc is three words.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "lang/ir/func_graph.h"
+#include "lang/ir/node.h"
+
+namespace msl::ir {
+
+class IrModule {
+ public:
+  IrModule() = default;
+  IrModule(const IrModule&) = delete;
+  IrModule& operator=(const IrModule&) = delete;
+
+  // A new empty graph. `name` is made unique within the module (and
+  // sanitized to [A-Za-z0-9_] so the printer's `@name` parses back).
+  FuncGraph* new_graph(std::string_view name, FuncGraph* parent = nullptr, Loc loc = {});
+  Node* new_param(FuncGraph* g, std::string name = "", Loc loc = {});
+  // `inputs` must be non-empty (inputs[0] is the callee).
+  Node* new_apply(FuncGraph* g, std::vector<Node*> inputs, std::string name = "", Loc loc = {});
+  // `g` may be null: a module-level constant.
+  Node* new_constant(ConstValue v, FuncGraph* g = nullptr, Loc loc = {});
+
+  // Graphs in creation order.
+  const std::vector<FuncGraph*>& graphs() const { return graph_list_; }
+  FuncGraph* find_graph(std::string_view name) const;
+  bool owns(const FuncGraph* g) const { return g && &g->module() == this; }
+  // One past the largest node id: the size of an id-indexed side table.
+  uint32_t num_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
+
+  // A location whose file name is interned in this module.
+  Loc loc(std::string_view file, uint32_t line, uint32_t col = 0);
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<FuncGraph>> graphs_;
+  std::vector<FuncGraph*> graph_list_;
+  std::unordered_map<std::string, FuncGraph*> by_name_;
+  std::unordered_set<std::string> files_;
+};
+
+}  // namespace msl::ir
