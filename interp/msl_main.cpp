@@ -19,6 +19,8 @@
 #include "interp/repl.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
+#include "lang/ir/lower.h"
+#include "lang/ir/printer.h"
 #include "lang/parser.h"
 
 namespace {
@@ -42,7 +44,7 @@ const char* kUsage =
     "  --save-graphs DIR       write IR of every compiled graph to DIR\n"
     "  --profile               print a per-op profile at exit\n"
     "  --dump DIR              write every op's output to DIR\n"
-    "  --emit tokens|ast       print a front-end stage of FILE instead of running it\n"
+    "  --emit tokens|ast|anf   print a front-end stage of FILE instead of running it\n"
     "  -h, --help              show this help\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -92,8 +94,8 @@ CommandLine parse_args(int argc, char** argv) {
       cl.profile = true;
     } else if (is("--emit")) {
       cl.emit = value("--emit");
-      if (cl.emit != "tokens" && cl.emit != "ast")
-        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast)");
+      if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf")
+        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf)");
     } else if (a == "-c") {
       if (i + 1 >= argc) usage_error("-c needs an argument");
       cl.code = argv[++i];
@@ -194,6 +196,20 @@ int run_job(const CommandLine& cl) {
     std::string out;
     if (cl.emit == "tokens") {
       out = msl::dump_tokens(source, errors);
+    } else if (cl.emit == "anf") {
+      // Every top-level def lowered to ANF IR, printed as one module.
+      msl::ParseResult r = msl::parse_module(source);
+      errors = std::move(r.errors);
+      if (r.module) {
+        std::vector<const msl::ast::FunctionDef*> defs;
+        for (auto& s : r.module->body)
+          if (s->kind == msl::ast::StmtKind::FunctionDef) defs.push_back(s->as<msl::ast::FunctionDef>());
+        msl::ir::IrModule m;
+        msl::ir::Lowerer lowerer(m, source, msl::ir::default_resolver(defs));
+        for (auto* d : defs) lowerer.lower(*d);
+        for (auto& d : lowerer.errors()) errors.push_back(d);
+        if (errors.empty()) out = msl::ir::print_module(m);
+      }
     } else {
       msl::ParseResult r = msl::parse_module(source);
       errors = std::move(r.errors);

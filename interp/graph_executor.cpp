@@ -1,0 +1,227 @@
+// The debug-mode graph executor: frames, closures, calls with a tail-call
+// trampoline, and error locations. The design is described in
+// graph_executor.h; value operations live in graph_exec_ops.cpp.
+#include "interp/graph_executor.h"
+
+#include <vector>
+
+#include "kernels/errors.h"
+
+namespace msl::exec {
+
+using ir::FuncGraph;
+using ir::Node;
+
+namespace {
+
+std::string loc_str(const Node* n) {
+  if (!n) return "";
+  const ir::Loc* loc = &n->loc();
+  if (!loc->valid() && n->graph()) loc = &n->graph()->loc();
+  if (!loc->valid()) return "";
+  return *loc->file + ":" + std::to_string(loc->line);
+}
+
+// The values of one call of a graph.
+struct Frame {
+  const FuncGraph* graph;
+  RtCaptures captures;
+  std::unordered_map<const Node*, RtValue> vals;
+};
+
+struct GraphInfo {
+  std::vector<Node*> order;       // topo_order
+  std::vector<Node*> free_vars;   // free_variables
+};
+
+class Executor {
+ public:
+  explicit Executor(ExecOptions opts) : opts_(std::move(opts)) {}
+
+  // Calls `fn` with `args`; `site` (may be null) is the calling node.
+  RtValue call(RtValue fn, std::vector<RtValue> args, const Node* site);
+
+ private:
+  const GraphInfo& info(const FuncGraph* g);
+  RtValue value_of(Frame& f, const Node* n);
+  RtValue constant(Frame& f, const Node* n);
+  void compute(Frame& f, const Node* n);
+  void compute_missing(Frame& f, const Node* n);
+  RtValue apply(const RtValue& callee, std::vector<RtValue> args, const Node* site);
+  RtValue make_closure(Frame& f, const FuncGraph* g);
+
+  ExecOptions opts_;
+  std::unordered_map<const FuncGraph*, GraphInfo> infos_;
+  int depth_ = 0;
+  uint64_t state_serial_ = 0;
+};
+
+const GraphInfo& Executor::info(const FuncGraph* g) {
+  auto it = infos_.find(g);
+  if (it != infos_.end()) return it->second;
+  GraphInfo gi{ir::topo_order(*g), ir::free_variables(*g)};
+  return infos_.emplace(g, std::move(gi)).first->second;
+}
+
+RtValue Executor::make_closure(Frame& f, const FuncGraph* g) {
+  const GraphInfo& gi = info(g);
+  RtClosure c{g, nullptr};
+  if (!gi.free_vars.empty()) {
+    auto caps = std::make_shared<std::unordered_map<const Node*, RtValue>>();
+    for (const Node* fv : gi.free_vars) (*caps)[fv] = value_of(f, fv);
+    c.captures = std::move(caps);
+  }
+  return RtValue(std::move(c));
+}
+
+RtValue Executor::constant(Frame& f, const Node* n) {
+  struct V {
+    Executor& ex;
+    Frame& f;
+    RtValue operator()(const ir::NoneValue&) const { return RtValue(); }
+    RtValue operator()(bool b) const { return RtValue(b); }
+    RtValue operator()(int64_t i) const { return RtValue(i); }
+    RtValue operator()(double d) const { return RtValue(d); }
+    RtValue operator()(const std::string& s) const { return RtValue(s); }
+    RtValue operator()(const kernels::Tensor& t) const { return RtValue(t); }
+    RtValue operator()(const ir::PrimRef& p) const { return RtValue(p); }
+    RtValue operator()(ir::IrOp op) const { return RtValue(op); }
+    RtValue operator()(FuncGraph* g) const { return ex.make_closure(f, g); }
+  };
+  return std::visit(V{*this, f}, n->value());
+}
+
+RtValue Executor::value_of(Frame& f, const Node* n) {
+  if (n->is_constant()) return constant(f, n);
+  if (n->graph() == f.graph) {
+    auto it = f.vals.find(n);
+    if (it != f.vals.end()) return it->second;
+    compute_missing(f, n);
+    return f.vals.at(n);
+  }
+  if (f.captures) {
+    auto it = f.captures->find(n);
+    if (it != f.captures->end()) return it->second;
+  }
+  throw ExecError("the value of a node of @" + (n->graph() ? n->graph()->name() : std::string("?")) +
+                      " is not available in @" + f.graph->name() + " (not a captured free variable)",
+                  loc_str(n));
+}
+
+// A node of f's graph outside its topo order (used only by nested graphs):
+// compute it and its missing inputs, inputs first, without recursion.
+void Executor::compute_missing(Frame& f, const Node* n) {
+  if (!n->is_apply()) throw ExecError("parameter of @" + f.graph->name() + " is not bound", loc_str(n));
+  std::vector<std::pair<const Node*, size_t>> stack{{n, 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs().size()) {
+      const Node* in = node->inputs()[next++];
+      if (in->is_apply() && in->graph() == f.graph && !f.vals.count(in)) stack.push_back({in, 0});
+      continue;
+    }
+    const Node* done = node;
+    stack.pop_back();
+    if (!f.vals.count(done)) compute(f, done);
+  }
+}
+
+// Evaluates one Apply node of f's graph (all inputs available) into f.vals.
+void Executor::compute(Frame& f, const Node* n) {
+  RtValue callee = value_of(f, n->callee());
+  std::vector<RtValue> args;
+  args.reserve(n->num_args());
+  for (size_t i = 0; i < n->num_args(); ++i) args.push_back(value_of(f, n->arg(i)));
+  f.vals[n] = apply(callee, std::move(args), n);
+}
+
+// Applies a primitive or operator; closures and partials go through call().
+RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const Node* site) {
+  try {
+    if (auto p = callee.get_if<ir::PrimRef>()) return detail::run_kernel(*p, args);
+    if (auto op = callee.get_if<ir::IrOp>()) return detail::run_ir_op(*op, args, opts_, state_serial_);
+  } catch (const ExecError& e) {
+    if (!e.location().empty()) throw;
+    throw ExecError(e.message(), loc_str(site));
+  } catch (const kernels::ShapeError& e) {
+    throw ExecError(std::string("ShapeError: ") + e.what(), loc_str(site));
+  } catch (const kernels::DTypeError& e) {
+    throw ExecError(std::string("DTypeError: ") + e.what(), loc_str(site));
+  } catch (const kernels::ValueError& e) {
+    throw ExecError(std::string("ValueError: ") + e.what(), loc_str(site));
+  } catch (const kernels::IndexError& e) {
+    throw ExecError(std::string("IndexError: ") + e.what(), loc_str(site));
+  } catch (const kernels::KernelError& e) {
+    throw ExecError(e.what(), loc_str(site));
+  }
+  return call(callee, std::move(args), site);
+}
+
+RtValue Executor::call(RtValue fn, std::vector<RtValue> args, const Node* site) {
+  struct DepthGuard {
+    int& d;
+    ~DepthGuard() { --d; }
+  };
+  if (depth_ >= opts_.max_depth)
+    throw ExecError("maximum recursion depth (" + std::to_string(opts_.max_depth) + ") exceeded", loc_str(site));
+  ++depth_;
+  DepthGuard guard{depth_};
+  for (;;) {
+    // Unwrap partial applications: their arguments come first.
+    while (auto p = fn.get_if<std::shared_ptr<const RtPartial>>()) {
+      std::shared_ptr<const RtPartial> part = *p;
+      args.insert(args.begin(), part->args.begin(), part->args.end());
+      fn = part->fn;
+    }
+    auto c = fn.get_if<RtClosure>();
+    if (!c) {
+      if (fn.is<ir::PrimRef>() || fn.is<ir::IrOp>()) return apply(fn, std::move(args), site);
+      throw ExecError("a value of type " + type_name(fn) + " is not callable", loc_str(site));
+    }
+    const FuncGraph* g = c->graph;
+    if (args.size() != g->params().size())
+      throw ExecError("@" + g->name() + " takes " + std::to_string(g->params().size()) + " arguments, got " +
+                          std::to_string(args.size()),
+                      loc_str(site));
+    Frame f{g, c->captures, {}};
+    for (size_t i = 0; i < args.size(); ++i) f.vals[g->params()[i]] = std::move(args[i]);
+    args.clear();
+    const Node* out = g->output();
+    if (!out) throw ExecError("@" + g->name() + " has no output", loc_str(site));
+    bool tail = out->is_apply() && out->graph() == g;
+    for (const Node* n : info(g).order) {
+      if (!n->is_apply() || n == out || f.vals.count(n)) continue;
+      compute(f, n);
+    }
+    if (!tail) return value_of(f, out);
+    // The output is a call: evaluate its callee and arguments here, then
+    // either loop (a graph call: the trampoline) or apply it directly.
+    RtValue callee = value_of(f, out->callee());
+    std::vector<RtValue> next_args;
+    next_args.reserve(out->num_args());
+    for (size_t i = 0; i < out->num_args(); ++i) next_args.push_back(value_of(f, out->arg(i)));
+    if (callee.is<RtClosure>() || callee.is<std::shared_ptr<const RtPartial>>()) {
+      fn = std::move(callee);
+      args = std::move(next_args);
+      site = out;
+      continue;
+    }
+    return apply(callee, std::move(next_args), out);
+  }
+}
+
+}  // namespace
+
+RtValue run_graph(const FuncGraph& g, std::vector<RtValue> args, ExecOptions opts) {
+  if (!ir::free_variables(g).empty())
+    throw ExecError("@" + g.name() + " has free variables; run its enclosing graph instead", loc_str(g.output()));
+  Executor ex(std::move(opts));
+  return ex.call(RtValue(RtClosure{&g, nullptr}), std::move(args), nullptr);
+}
+
+RtValue call_value(const RtValue& fn, std::vector<RtValue> args, ExecOptions opts) {
+  Executor ex(std::move(opts));
+  return ex.call(fn, std::move(args), nullptr);
+}
+
+}  // namespace msl::exec

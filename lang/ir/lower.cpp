@@ -1,0 +1,354 @@
+// Lowering of statements: function bodies, assignment, if/elif/else with
+// the tuple join, while/for-range as tail-recursive loop graphs, nested
+// defs. The scheme is described in lower.h.
+#include "lang/ir/lower.h"
+
+
+#include "lang/ir/lower_impl.h"
+
+namespace msl::ir {
+namespace lower_detail {
+
+namespace {
+void names_in_target(const ast::Expr& t, std::set<std::string>& out) {
+  if (t.kind == ast::ExprKind::Name) out.insert(t.as<ast::Name>()->id);
+  if (t.kind == ast::ExprKind::Tuple)
+    for (auto& e : t.as<ast::Tuple>()->elts) names_in_target(*e, out);
+  if (t.kind == ast::ExprKind::List)
+    for (auto& e : t.as<ast::List>()->elts) names_in_target(*e, out);
+}
+
+void collect(const ast::Body& body, std::set<std::string>& out) {
+  for (auto& sp : body) {
+    const ast::Stmt& s = *sp;
+    switch (s.kind) {
+      case ast::StmtKind::Assign:
+        for (auto& t : s.as<ast::Assign>()->targets) names_in_target(*t, out);
+        break;
+      case ast::StmtKind::AugAssign: names_in_target(*s.as<ast::AugAssign>()->target, out); break;
+      case ast::StmtKind::AnnAssign: names_in_target(*s.as<ast::AnnAssign>()->target, out); break;
+      case ast::StmtKind::FunctionDef: out.insert(s.as<ast::FunctionDef>()->name); break;
+      case ast::StmtKind::If:
+        collect(s.as<ast::If>()->body, out);
+        collect(s.as<ast::If>()->orelse, out);
+        break;
+      case ast::StmtKind::While: collect(s.as<ast::While>()->body, out); break;
+      case ast::StmtKind::For:
+        names_in_target(*s.as<ast::For>()->target, out);
+        collect(s.as<ast::For>()->body, out);
+        break;
+      default: break;
+    }
+  }
+}
+
+Stmts pointers(const ast::Body& body) {
+  Stmts out;
+  for (auto& s : body) out.push_back(s.get());
+  return out;
+}
+
+const char* stmt_construct(ast::StmtKind k) {
+  switch (k) {
+    case ast::StmtKind::Del: return "'del' statement";
+    case ast::StmtKind::Raise: return "'raise' statement";
+    case ast::StmtKind::Break: return "'break' statement";
+    case ast::StmtKind::Continue: return "'continue' statement";
+    case ast::StmtKind::Assert: return "'assert' statement";
+    case ast::StmtKind::Global: return "'global' statement";
+    case ast::StmtKind::Nonlocal: return "'nonlocal' statement";
+    case ast::StmtKind::Try: return "'try' statement";
+    case ast::StmtKind::ClassDef: return "class definition";
+    case ast::StmtKind::Import:
+    case ast::StmtKind::ImportFrom: return "'import' statement";
+    default: return "this statement";
+  }
+}
+}  // namespace
+
+std::set<std::string> assigned_names(const ast::Body& body) {
+  std::set<std::string> out;
+  collect(body, out);
+  return out;
+}
+
+bool contains_return(const ast::Body& body) {
+  for (auto& s : body) {
+    if (s->kind == ast::StmtKind::Return) return true;
+    if (s->kind == ast::StmtKind::If &&
+        (contains_return(s->as<ast::If>()->body) || contains_return(s->as<ast::If>()->orelse)))
+      return true;
+    if (s->kind == ast::StmtKind::While && contains_return(s->as<ast::While>()->body)) return true;
+    if (s->kind == ast::StmtKind::For && contains_return(s->as<ast::For>()->body)) return true;
+  }
+  return false;
+}
+
+void FnLowerer::fail(const Span& s, const std::string& msg, const std::string& help) const {
+  Diagnostic d;
+  d.source = src_;
+  d.span = s;
+  d.message = msg;
+  d.help = help;
+  d.error_type = "GraphModeError";
+  throw LowerError{std::move(d)};
+}
+
+void FnLowerer::unsupported(const Span& s, const std::string& what) const {
+  fail(s, what + " is not supported in graph mode", "move it out of construct or use PyNative mode");
+}
+
+FuncGraph* FnLowerer::top_level(const ast::FunctionDef& def) {
+  auto it = done_.find(&def);
+  if (it != done_.end()) return it->second;
+  FuncGraph* g = m_.new_graph(def.name, nullptr, loc(def.span));
+  done_[&def] = g;  // before the body: recursive calls find it
+  Env env;
+  lower_def_into(g, def, env);
+  return g;
+}
+
+void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env) {
+  const ast::Parameters& ps = def.params;
+  if (ps.vararg) unsupported(ps.vararg->span, "'*args' parameter");
+  if (ps.kwarg) unsupported(ps.kwarg->span, "'**kwargs' parameter");
+  if (!ps.kwonly.empty()) unsupported(ps.kwonly[0].span, "keyword-only parameter");
+  if (!def.decorators.empty() && g->parent()) unsupported(def.decorators[0]->span, "decorator");
+  for (auto& p : ps.positional) env.vars[p.name] = g->add_param(p.name, loc(p.span));
+  if (!stmts(pointers(def.body), g, env)) g->set_output(constant(NoneValue{}, def.span));
+}
+
+bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
+  for (size_t i = 0; i < ss.size(); ++i) {
+    const ast::Stmt& s = *ss[i];
+    switch (s.kind) {
+      case ast::StmtKind::Pass: break;
+      case ast::StmtKind::Expr: {
+        const ast::Expr& e = *s.as<ast::ExprStmt>()->value;
+        if (e.kind == ast::ExprKind::Constant && e.as<ast::Constant>()->value_kind == ast::ConstKind::Str)
+          break;  // docstring
+        // An expression statement without effects computes nothing live.
+        expr(e, g, env);
+        break;
+      }
+      case ast::StmtKind::Assign: {
+        auto* a = s.as<ast::Assign>();
+        std::string name;
+        if (a->targets.size() == 1 && a->targets[0]->kind == ast::ExprKind::Name)
+          name = a->targets[0]->as<ast::Name>()->id;
+        Node* v = expr(*a->value, g, env, name);
+        for (auto& t : a->targets) assign(*t, v, g, env);
+        break;
+      }
+      case ast::StmtKind::AnnAssign: {
+        auto* a = s.as<ast::AnnAssign>();
+        if (!a->value) break;
+        std::string name = a->target->kind == ast::ExprKind::Name ? a->target->as<ast::Name>()->id : "";
+        assign(*a->target, expr(*a->value, g, env, name), g, env);
+        break;
+      }
+      case ast::StmtKind::AugAssign: {
+        auto* a = s.as<ast::AugAssign>();
+        if (a->target->kind != ast::ExprKind::Name)
+          unsupported(a->target->span, "augmented assignment to an attribute or item");
+        // x op= y is x = x op y on values (no in-place update in graphs).
+        const std::string& id = a->target->as<ast::Name>()->id;
+        Node* x = expr(*a->target, g, env);
+        Node* y = expr(*a->value, g, env);
+        env.vars[id] = binop(a->op, x, y, s.span, s.span, g, id);
+        break;
+      }
+      case ast::StmtKind::Return: {
+        auto* r = s.as<ast::Return>();
+        g->set_output(r->value ? expr(*r->value, g, env) : constant(NoneValue{}, s.span));
+        return true;
+      }
+      case ast::StmtKind::If: {
+        Stmts rest(ss.begin() + static_cast<long>(i) + 1, ss.end());
+        if (if_stmt(*s.as<ast::If>(), rest, g, env)) return true;
+        break;
+      }
+      case ast::StmtKind::While:
+      case ast::StmtKind::For: while_stmt(s, g, env); break;
+      case ast::StmtKind::FunctionDef: {
+        auto* d = s.as<ast::FunctionDef>();
+        nested_def(*d, g, env);
+        break;
+      }
+      default: unsupported(s.span, stmt_construct(s.kind));
+    }
+  }
+  return false;
+}
+
+void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
+  if (t.kind == ast::ExprKind::Name) {
+    env.vars[t.as<ast::Name>()->id] = v;
+    return;
+  }
+  if (t.kind == ast::ExprKind::Tuple || t.kind == ast::ExprKind::List) {
+    const auto& elts = t.kind == ast::ExprKind::Tuple ? t.as<ast::Tuple>()->elts : t.as<ast::List>()->elts;
+    for (size_t i = 0; i < elts.size(); ++i) {
+      const ast::Expr& e = *elts[i];
+      if (e.kind == ast::ExprKind::Starred) unsupported(e.span, "starred assignment target");
+      std::string name = e.kind == ast::ExprKind::Name ? e.as<ast::Name>()->id : "";
+      Node* item = g->apply(IrOp::tuple_getitem, {v, constant(static_cast<int64_t>(i), e.span)}, name, loc(e.span));
+      assign(e, item, g, env);
+    }
+    return;
+  }
+  if (t.kind == ast::ExprKind::Attribute) unsupported(t.span, "attribute assignment");
+  if (t.kind == ast::ExprKind::Subscript) unsupported(t.span, "item assignment");
+  unsupported(t.span, "this assignment target");
+}
+
+bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env) {
+  Node* cond = expr(*s.test, g, env);
+  bool returns = contains_return(s.body) || contains_return(s.orelse);
+  FuncGraph* br[2];
+  Env benv[2];
+  const ast::Body* bodies[2] = {&s.body, &s.orelse};
+  for (int k = 0; k < 2; ++k) {
+    br[k] = m_.new_graph(g->name() + (k == 0 ? "_true" : "_false"), g, loc(s.span));
+    benv[k].parent = &env;
+    Stmts ss = pointers(*bodies[k]);
+    if (returns) {
+      ss.insert(ss.end(), rest.begin(), rest.end());
+      if (!stmts(ss, br[k], benv[k])) br[k]->set_output(constant(NoneValue{}, s.span));
+    } else {
+      stmts(ss, br[k], benv[k]);
+    }
+  }
+  std::vector<std::string> joined;
+  if (!returns) {
+    std::set<std::string> names;
+    for (auto& b : benv)
+      for (auto& [n, v] : b.vars) names.insert(n);
+    for (auto& n : names)
+      if (benv[0].lookup(n) && benv[1].lookup(n)) joined.push_back(n);
+    for (int k = 0; k < 2; ++k) {
+      std::vector<Node*> outs;
+      for (auto& n : joined) outs.push_back(benv[k].lookup(n));
+      br[k]->set_output(br[k]->apply(IrOp::make_tuple, outs, "", loc(s.span)));
+    }
+  }
+  Node* sw = g->apply(IrOp::switch_, {cond, constant(br[0], s.span), constant(br[1], s.span)}, "", loc(s.span));
+  Node* res = g->apply({sw}, "", loc(s.span));
+  if (returns) {
+    g->set_output(res);
+    return true;
+  }
+  for (size_t i = 0; i < joined.size(); ++i)
+    env.vars[joined[i]] =
+        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, joined[i], loc(s.span));
+  return false;
+}
+
+// while cond: body      and      for target in range(...): body
+void FnLowerer::while_stmt(const ast::Stmt& s, FuncGraph* g, Env& env) {
+  bool is_for = s.kind == ast::StmtKind::For;
+  const ast::Body& body = is_for ? s.as<ast::For>()->body : s.as<ast::While>()->body;
+  const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
+  const char* kw = is_for ? "for" : "while";
+  if (!orelse.empty()) unsupported(s.span, std::string("'else' clause of a '") + kw + "' loop");
+  if (contains_return(body)) unsupported(s.span, std::string("'return' inside a '") + kw + "' loop");
+
+  // For-range: the counter is an extra leading loop parameter.
+  std::string target;
+  Node *start = nullptr, *stop = nullptr, *step = nullptr;
+  if (is_for) {
+    auto* f = s.as<ast::For>();
+    if (f->target->kind != ast::ExprKind::Name) unsupported(f->target->span, "'for' loop with a tuple target");
+    target = f->target->as<ast::Name>()->id;
+    const ast::Expr& it = *f->iter;
+    const ast::Call* c = it.kind == ast::ExprKind::Call ? it.as<ast::Call>() : nullptr;
+    if (!c || c->func->kind != ast::ExprKind::Name || c->func->as<ast::Name>()->id != "range" ||
+        env.lookup("range") || c->args.empty() || c->args.size() > 3)
+      unsupported(it.span, "'for' loop over anything but range(...)");
+    std::vector<Node*> a;
+    for (auto& arg : c->args) {
+      if (arg.kind != ast::Arg::Kind::Positional) unsupported(arg.span, "this argument of range()");
+      a.push_back(expr(*arg.value, g, env));
+    }
+    start = a.size() == 1 ? constant(int64_t{0}, it.span) : a[0];
+    stop = a.size() == 1 ? a[0] : a[1];
+    step = a.size() == 3 ? a[2] : constant(int64_t{1}, it.span);
+  }
+
+  // Loop-carried: names assigned in the body that are bound before the loop.
+  std::vector<std::string> carried;
+  for (auto& n : assigned_names(body))
+    if (n != target && env.lookup(n)) carried.push_back(n);
+
+  FuncGraph* loop = m_.new_graph(g->name() + (is_for ? "_for" : "_while"), g, loc(s.span));
+  Env lenv{&env, {}};
+  std::vector<Node*> lparams;
+  Node* counter = is_for ? loop->add_param(target, loc(s.span)) : nullptr;
+  for (auto& n : carried) {
+    Node* p = loop->add_param(n, loc(s.span));
+    lenv.vars[n] = p;
+    lparams.push_back(p);
+  }
+  Node* cond = is_for ? loop->apply(kernels::Prim::less, {counter, stop}, "", loc(s.span))
+                      : expr(*s.as<ast::While>()->test, loop, lenv);
+
+  FuncGraph* bg = m_.new_graph(loop->name() + "_body", loop, loc(s.span));
+  Env benv{&lenv, {}};
+  if (is_for) benv.vars[target] = counter;
+  stmts(pointers(body), bg, benv);
+  std::vector<Node*> next{constant(loop, s.span)};
+  if (is_for) next.push_back(bg->apply(kernels::Prim::add, {counter, step}, target, loc(s.span)));
+  for (auto& n : carried) next.push_back(benv.lookup(n));
+  bg->set_output(bg->apply(next, "", loc(s.span)));  // the tail call
+
+  FuncGraph* xg = m_.new_graph(loop->name() + "_exit", loop, loc(s.span));
+  xg->set_output(xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
+
+  Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
+  loop->set_output(loop->apply({sw}, "", loc(s.span)));
+
+  std::vector<Node*> init{constant(loop, s.span)};
+  if (is_for) init.push_back(start);
+  for (auto& n : carried) init.push_back(env.lookup(n));
+  Node* res = g->apply(init, "", loc(s.span));
+  for (size_t i = 0; i < carried.size(); ++i)
+    env.vars[carried[i]] =
+        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, carried[i], loc(s.span));
+}
+
+FuncGraph* FnLowerer::nested_def(const ast::FunctionDef& def, FuncGraph* g, Env& env) {
+  if (!def.decorators.empty()) unsupported(def.decorators[0]->span, "decorator on a nested function");
+  FuncGraph* ng = m_.new_graph(def.name, g, loc(def.span));
+  env.vars[def.name] = constant(ng, def.span);  // visible in its own body: recursion
+  Env nenv{&env, {}};
+  lower_def_into(ng, def, nenv);
+  return ng;
+}
+
+}  // namespace lower_detail
+
+FuncGraph* Lowerer::lower(const ast::FunctionDef& def) {
+  if (failed_.count(&def)) return nullptr;
+  std::unordered_set<const ast::FunctionDef*> before;
+  for (auto& [d, g] : done_) before.insert(d);
+  lower_detail::FnLowerer fl(module_, source_, resolve_, done_);
+  try {
+    return fl.top_level(def);
+  } catch (lower_detail::LowerError& e) {
+    errors_.push_back(std::move(e.diag));
+    // Every function whose lowering this call started is incomplete.
+    for (auto& [d, g] : done_)
+      if (!before.count(d)) failed_.insert(d);
+    return nullptr;
+  }
+}
+
+LowerResult lower_function(IrModule& m, const SourcePtr& source, const ast::FunctionDef& def, const Resolver& resolve) {
+  Lowerer l(m, source, resolve);
+  LowerResult r;
+  r.graph = l.lower(def);
+  r.errors = l.errors();
+  return r;
+}
+
+}  // namespace msl::ir

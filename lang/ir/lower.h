@@ -1,0 +1,95 @@
+// Lowering: an MSL function definition (ast::FunctionDef) to an ANF
+// FuncGraph in an IrModule — the first step of graph mode.
+//
+// Scheme (MindSpore's parser / Myia's "classic ANF"):
+//   * Variables are SSA: an assignment rebinds the name to the node computing
+//     the value. Scopes form a chain (graph → enclosing graph), so a name
+//     bound in an enclosing graph is used directly: a free variable.
+//   * Operators are kernel primitive applications (`+` → add, `@` → matmul,
+//     `<` → less, `-x` → neg, `not x` → logical_not); tuples are make_tuple /
+//     tuple_getitem with a constant index.
+//   * Names not bound locally go to the caller's Resolver: a kernel primitive
+//     (keyword arguments naming a declared attribute become attributes;
+//     a capitalized name such as `P.ReLU(...)` makes the primitive value),
+//     another function (lowered once into the same module, called as a
+//     graph constant), or unknown (an error).
+//   * if/elif/else: each branch is a graph nested in the current one; the
+//     names assigned in the branches are returned as a tuple and unpacked
+//     after `switch(cond, @then, @else)()`. When a branch contains `return`,
+//     the statements after the `if` are lowered into both branches and the
+//     branch graphs return the function's result.
+//   * while / for-range: a tail-recursive loop graph whose parameters are the
+//     loop-carried variables (names assigned in the body that exist before
+//     the loop): `loop(vars) = switch(cond, @body, @exit)()`, the body graph
+//     ends in a call of `@loop`, the exit graph returns the variables as a
+//     tuple, unpacked after the loop. Nothing is unrolled.
+//   * Nested def and lambda: graphs nested in the current one (closures).
+//   * Anything else is a GraphModeError diagnostic naming the construct and
+//     its position, with the help "move it out of construct or use PyNative
+//     mode". Lowering of one function stops at its first error.
+// Every Apply gets the source location of its AST node, and the debug name
+// of the variable it is assigned to.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kernels/primitives.h"
+#include "lang/ast.h"
+#include "lang/diagnostics.h"
+#include "lang/ir/ir_module.h"
+
+namespace msl::ir {
+
+// What a name that is not a local variable means, as the caller sees it.
+struct ResolvedName {
+  enum class Kind { Unknown, Primitive, Function };
+  Kind kind = Kind::Unknown;
+  kernels::Prim prim{};                  // Primitive
+  const ast::FunctionDef* def = nullptr;  // Function: lowered into the same module
+};
+
+// Called with a plain (`relu`) or dotted (`ops.relu`, `P.ReLU`) name.
+using Resolver = std::function<ResolvedName(const std::string&)>;
+
+// Lowers function definitions into one module. Functions reached through the
+// resolver are lowered once (by definition) and shared, so recursion and
+// mutual calls produce one graph each.
+class Lowerer {
+ public:
+  Lowerer(IrModule& m, SourcePtr source, Resolver resolve)
+      : module_(m), source_(std::move(source)), resolve_(std::move(resolve)) {}
+
+  // The graph of `def`, or null after an error (appended to errors(), once:
+  // a function that failed, directly or through a function it calls, stays
+  // failed). After an error the module may hold partial graphs (without an
+  // output): print or run it only when errors() is empty.
+  FuncGraph* lower(const ast::FunctionDef& def);
+  const std::vector<Diagnostic>& errors() const { return errors_; }
+
+ private:
+  IrModule& module_;
+  SourcePtr source_;
+  Resolver resolve_;
+  std::unordered_map<const ast::FunctionDef*, FuncGraph*> done_;
+  std::unordered_set<const ast::FunctionDef*> failed_;
+  std::vector<Diagnostic> errors_;
+};
+
+// Convenience: one function with its own Lowerer.
+struct LowerResult {
+  FuncGraph* graph = nullptr;
+  std::vector<Diagnostic> errors;
+};
+LowerResult lower_function(IrModule& m, const SourcePtr& source, const ast::FunctionDef& def, const Resolver& resolve);
+
+// The resolver `msl --emit=anf` uses: names of `defs` (top-level functions)
+// → their definitions; `ops.X`, `msl.ops.X`, `P.X` and bare primitive names
+// → kernel primitives by name (a capitalized `X` is matched in snake case,
+// `ReLU` → relu, `ReduceSum` → reduce_sum).
+Resolver default_resolver(const std::vector<const ast::FunctionDef*>& defs);
+
+}  // namespace msl::ir

@@ -1,0 +1,345 @@
+// Lowering of expressions: constants, names (local SSA bindings, then the
+// resolver), operators as kernel primitives, tuples, constant-index
+// subscripts, calls (primitives with attributes, functions, closures),
+// lambda and conditional expressions. The scheme is described in lower.h.
+#include <cctype>
+
+#include "lang/ir/lower.h"
+#include "lang/ir/lower_impl.h"
+
+namespace msl::ir {
+namespace lower_detail {
+
+namespace {
+using kernels::Prim;
+
+bool binop_prim(ast::BinOp op, Prim& p) {
+  switch (op) {
+    case ast::BinOp::Add: p = Prim::add; return true;
+    case ast::BinOp::Sub: p = Prim::sub; return true;
+    case ast::BinOp::Mul: p = Prim::mul; return true;
+    case ast::BinOp::MatMul: p = Prim::matmul; return true;
+    case ast::BinOp::Div: p = Prim::div; return true;
+    case ast::BinOp::FloorDiv: p = Prim::floordiv; return true;
+    case ast::BinOp::Mod: p = Prim::mod; return true;
+    case ast::BinOp::Pow: p = Prim::pow; return true;
+    default: return false;
+  }
+}
+
+bool cmp_prim(ast::CmpOp op, Prim& p) {
+  switch (op) {
+    case ast::CmpOp::Lt: p = Prim::less; return true;
+    case ast::CmpOp::Le: p = Prim::less_equal; return true;
+    case ast::CmpOp::Gt: p = Prim::greater; return true;
+    case ast::CmpOp::Ge: p = Prim::greater_equal; return true;
+    case ast::CmpOp::Eq: p = Prim::equal; return true;
+    case ast::CmpOp::Ne: p = Prim::not_equal; return true;
+    default: return false;
+  }
+}
+
+const char* expr_construct(ast::ExprKind k) {
+  switch (k) {
+    case ast::ExprKind::FString: return "f-string";
+    case ast::ExprKind::List: return "list display";
+    case ast::ExprKind::Dict: return "dict display";
+    case ast::ExprKind::Set: return "set display";
+    case ast::ExprKind::ListComp: return "list comprehension";
+    case ast::ExprKind::SetComp: return "set comprehension";
+    case ast::ExprKind::DictComp: return "dict comprehension";
+    case ast::ExprKind::GeneratorExp: return "generator expression";
+    case ast::ExprKind::Slice: return "slice";
+    case ast::ExprKind::Starred: return "starred expression";
+    default: return "this expression";
+  }
+}
+
+// The last component of a dotted name.
+std::string last_part(const std::string& dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+}  // namespace
+
+bool FnLowerer::dotted_name(const ast::Expr& e, const Env& env, std::string& out) const {
+  if (e.kind == ast::ExprKind::Name) {
+    if (env.lookup(e.as<ast::Name>()->id)) return false;  // a local value, not a global name
+    out = e.as<ast::Name>()->id;
+    return true;
+  }
+  if (e.kind == ast::ExprKind::Attribute) {
+    auto* a = e.as<ast::Attribute>();
+    if (!dotted_name(*a->value, env, out)) return false;
+    out += "." + a->attr;
+    return true;
+  }
+  return false;
+}
+
+Node* FnLowerer::resolve_global(const std::string& dotted, const Span& s) {
+  ResolvedName r = resolve_ ? resolve_(dotted) : ResolvedName{};
+  switch (r.kind) {
+    case ResolvedName::Kind::Primitive: return constant(PrimRef{r.prim, {}}, s);
+    case ResolvedName::Kind::Function: {
+      FnLowerer sub(m_, src_, resolve_, done_);
+      return constant(sub.top_level(*r.def), s);
+    }
+    case ResolvedName::Kind::Unknown: break;
+  }
+  fail(s, "name '" + dotted + "' is not defined in graph mode",
+       "graph mode resolves names to local variables, primitives and functions of the file");
+}
+
+Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name) {
+  Loc l = loc(e.span);
+  switch (e.kind) {
+    case ast::ExprKind::Constant: {
+      auto* c = e.as<ast::Constant>();
+      switch (c->value_kind) {
+        case ast::ConstKind::None: return constant(NoneValue{}, e.span);
+        case ast::ConstKind::True: return constant(true, e.span);
+        case ast::ConstKind::False: return constant(false, e.span);
+        case ast::ConstKind::Int: return constant(c->int_value, e.span);
+        case ast::ConstKind::Float: return constant(c->float_value, e.span);
+        case ast::ConstKind::Str: return constant(c->str_value, e.span);
+        case ast::ConstKind::Ellipsis: unsupported(e.span, "'...'");
+      }
+      break;
+    }
+    case ast::ExprKind::Name: {
+      const std::string& id = e.as<ast::Name>()->id;
+      if (Node* n = env.lookup(id)) return n;
+      return resolve_global(id, e.span);
+    }
+    case ast::ExprKind::Attribute: {
+      std::string dotted;
+      if (!dotted_name(e, env, dotted)) unsupported(e.span, "attribute access on a value");
+      return resolve_global(dotted, e.span);
+    }
+    case ast::ExprKind::Tuple: {
+      std::vector<Node*> items;
+      for (auto& x : e.as<ast::Tuple>()->elts) {
+        if (x->kind == ast::ExprKind::Starred) unsupported(x->span, "starred expression");
+        items.push_back(expr(*x, g, env));
+      }
+      return g->apply(IrOp::make_tuple, items, name, l);
+    }
+    case ast::ExprKind::Subscript: {
+      auto* s = e.as<ast::Subscript>();
+      Node* v = expr(*s->value, g, env);
+      const ast::Expr& ix = *s->index;
+      bool neg = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg &&
+                 ix.as<ast::Unary>()->operand->kind == ast::ExprKind::Constant;
+      const ast::Expr& lit = neg ? *ix.as<ast::Unary>()->operand : ix;
+      if (lit.kind != ast::ExprKind::Constant || lit.as<ast::Constant>()->value_kind != ast::ConstKind::Int)
+        unsupported(ix.span, "subscript with a non-constant index");
+      int64_t i = lit.as<ast::Constant>()->int_value;
+      return g->apply(IrOp::tuple_getitem, {v, constant(neg ? -i : i, ix.span)}, name, l);
+    }
+    case ast::ExprKind::Binary: {
+      auto* b = e.as<ast::Binary>();
+      Prim p;
+      if (!binop_prim(b->op, p)) unsupported(b->op_span, std::string("operator '") + ast::to_string(b->op) + "'");
+      Node* x = expr(*b->left, g, env);
+      Node* y = expr(*b->right, g, env);
+      return binop(b->op, x, y, b->op_span, e.span, g, name);
+    }
+    case ast::ExprKind::Unary: {
+      auto* u = e.as<ast::Unary>();
+      if (u->op == ast::UnaryOp::Invert) unsupported(e.span, "operator '~'");
+      Node* x = expr(*u->operand, g, env);
+      if (u->op == ast::UnaryOp::Pos) return x;
+      return g->apply(u->op == ast::UnaryOp::Neg ? Prim::neg : Prim::logical_not, {x}, name, l);
+    }
+    case ast::ExprKind::Compare: {
+      // a < b < c is (a < b) and (b < c), each operand computed once.
+      auto* c = e.as<ast::Compare>();
+      Node* left = expr(*c->left, g, env);
+      Node* acc = nullptr;
+      for (size_t i = 0; i < c->ops.size(); ++i) {
+        Prim p;
+        if (!cmp_prim(c->ops[i], p))
+          unsupported(e.span, std::string("operator '") + ast::to_string(c->ops[i]) + "'");
+        Node* right = expr(*c->comparators[i], g, env);
+        bool last = i + 1 == c->ops.size();
+        Node* r = g->apply(p, {left, right}, last && !acc ? name : "", l);
+        acc = acc ? g->apply(Prim::logical_and, {acc, r}, last ? name : "", l) : r;
+        left = right;
+      }
+      return acc;
+    }
+    case ast::ExprKind::BoolOp: {
+      // Both operands are computed (no short circuit): tensors and scalars
+      // in graph mode have no side effects.
+      auto* b = e.as<ast::BoolOp>();
+      Prim p = b->op == ast::BoolOpKind::And ? Prim::logical_and : Prim::logical_or;
+      Node* acc = expr(*b->values[0], g, env);
+      for (size_t i = 1; i < b->values.size(); ++i)
+        acc = g->apply(p, {acc, expr(*b->values[i], g, env)}, i + 1 == b->values.size() ? name : "", l);
+      return acc;
+    }
+    case ast::ExprKind::Call: return call(*e.as<ast::Call>(), g, env, name);
+    case ast::ExprKind::Lambda: return lambda(*e.as<ast::Lambda>(), g, env);
+    case ast::ExprKind::IfExp: return if_exp(*e.as<ast::IfExp>(), g, env, name);
+    default: break;
+  }
+  unsupported(e.span, expr_construct(e.kind));
+}
+
+Node* FnLowerer::binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, const Span& span, FuncGraph* g,
+                       const std::string& name) {
+  Prim p;
+  if (!binop_prim(op, p)) unsupported(op_span, std::string("operator '") + ast::to_string(op) + "'");
+  return g->apply(p, {x, y}, name, loc(span));
+}
+
+kernels::AttrValue FnLowerer::attr_value(const ast::Expr& e, const std::string& kind) const {
+  auto int_of = [&](const ast::Expr& x, int64_t& out) {
+    bool neg = x.kind == ast::ExprKind::Unary && x.as<ast::Unary>()->op == ast::UnaryOp::Neg;
+    const ast::Expr& lit = neg ? *x.as<ast::Unary>()->operand : x;
+    if (lit.kind != ast::ExprKind::Constant || lit.as<ast::Constant>()->value_kind != ast::ConstKind::Int)
+      return false;
+    out = neg ? -lit.as<ast::Constant>()->int_value : lit.as<ast::Constant>()->int_value;
+    return true;
+  };
+  const ast::Constant* c = e.kind == ast::ExprKind::Constant ? e.as<ast::Constant>() : nullptr;
+  int64_t i = 0;
+  if (kind == "bool" && c && (c->value_kind == ast::ConstKind::True || c->value_kind == ast::ConstKind::False))
+    return c->value_kind == ast::ConstKind::True;
+  if (kind == "int" && int_of(e, i)) return i;
+  if (kind == "float" && c && c->value_kind == ast::ConstKind::Float) return c->float_value;
+  if (kind == "float" && int_of(e, i)) return static_cast<double>(i);
+  if (kind == "str" && c && c->value_kind == ast::ConstKind::Str) return c->str_value;
+  if (kind == "ints") {
+    if (int_of(e, i)) return std::vector<int64_t>{i};
+    if (e.kind == ast::ExprKind::Tuple || e.kind == ast::ExprKind::List) {
+      const auto& elts = e.kind == ast::ExprKind::Tuple ? e.as<ast::Tuple>()->elts : e.as<ast::List>()->elts;
+      std::vector<int64_t> v;
+      for (auto& x : elts) {
+        if (!int_of(*x, i)) fail(x->span, "an attribute of kind 'ints' needs integer constants");
+        v.push_back(i);
+      }
+      return v;
+    }
+  }
+  fail(e.span, "attribute value must be a constant of kind '" + kind + "'",
+       "primitive attributes are compile-time constants");
+}
+
+Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name) {
+  Loc l = loc(c.span);
+  std::string dotted;
+  Node* callee = nullptr;
+  if (dotted_name(*c.func, env, dotted)) {
+    if (dotted == "print")
+      fail(c.span, "print is not lowered to graph mode yet (effects are not threaded through graphs)",
+           "remove the print or use PyNative mode");
+    callee = resolve_global(dotted, c.func->span);
+  } else {
+    callee = expr(*c.func, g, env);
+  }
+  std::vector<Node*> args;
+  kernels::Attrs attrs;
+  const PrimRef* prim = callee->as_prim();
+  for (auto& a : c.args) {
+    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
+      unsupported(a.span, "'*' or '**' argument");
+    if (a.kind == ast::Arg::Kind::Keyword) {
+      const kernels::AttrSpec* spec = nullptr;
+      if (prim)
+        for (auto& s : kernels::prim_attrs(prim->prim))
+          if (s.name == a.name) spec = &s;
+      if (!spec)
+        fail(a.span, "keyword argument '" + a.name + "' is not " +
+                         (prim ? std::string("an attribute of primitive '") + kernels::prim_name(prim->prim) + "'"
+                               : std::string("supported in a call of a graph")));
+      attrs.set(a.name, attr_value(*a.value, spec->kind));
+      continue;
+    }
+    args.push_back(expr(*a.value, g, env));
+  }
+  if (prim) {
+    kernels::Attrs all = prim->attrs;
+    for (auto& [k, v] : attrs.items()) all.set(k, v);
+    // `P.ReLU(...)`: a capitalized primitive name makes the primitive value
+    // (MindSpore's Primitive object), called later.
+    if (!dotted.empty() && std::isupper(static_cast<unsigned char>(last_part(dotted)[0]))) {
+      if (!args.empty()) fail(c.span, "primitive '" + dotted + "' takes only keyword attributes when created");
+      return constant(PrimRef{prim->prim, all}, c.span);
+    }
+    return g->apply(prim->prim, args, name, l, all);
+  }
+  args.insert(args.begin(), callee);
+  return g->apply(args, name, l);
+}
+
+Node* FnLowerer::lambda(const ast::Lambda& lam, FuncGraph* g, Env& env) {
+  const ast::Parameters& ps = lam.params;
+  if (ps.vararg || ps.kwarg || !ps.kwonly.empty()) unsupported(lam.span, "lambda with '*' parameters");
+  FuncGraph* lg = m_.new_graph(g->name() + "_lambda", g, loc(lam.span));
+  Env lenv{&env, {}};
+  for (auto& p : ps.positional) lenv.vars[p.name] = lg->add_param(p.name, loc(p.span));
+  lg->set_output(expr(*lam.body, lg, lenv));
+  return constant(lg, lam.span);
+}
+
+// `a if c else b`: two branch graphs and a switch, like an if statement.
+Node* FnLowerer::if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name) {
+  Node* cond = expr(*e.test, g, env);
+  FuncGraph* t = m_.new_graph(g->name() + "_true", g, loc(e.body->span));
+  FuncGraph* f = m_.new_graph(g->name() + "_false", g, loc(e.orelse->span));
+  Env te{&env, {}}, fe{&env, {}};
+  t->set_output(expr(*e.body, t, te));
+  f->set_output(expr(*e.orelse, f, fe));
+  Node* sw = g->apply(IrOp::switch_, {cond, constant(t, e.span), constant(f, e.span)}, "", loc(e.span));
+  return g->apply({sw}, name, loc(e.span));
+}
+
+}  // namespace lower_detail
+
+namespace {
+// ReLU → relu, ReduceSum → reduce_sum, MatMul → mat_mul (then tried as
+// matmul without underscores too).
+std::string snake(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      bool prev_lower = i > 0 && std::islower(static_cast<unsigned char>(s[i - 1]));
+      if (prev_lower) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Resolver default_resolver(const std::vector<const ast::FunctionDef*>& defs) {
+  return [defs](const std::string& dotted) {
+    ResolvedName r;
+    for (auto* d : defs)
+      if (d->name == dotted) {
+        r.kind = ResolvedName::Kind::Function;
+        r.def = d;
+        return r;
+      }
+    std::string base = dotted;
+    for (const char* prefix : {"msl.ops.", "ops.", "P."})
+      if (dotted.rfind(prefix, 0) == 0) base = dotted.substr(std::string(prefix).size());
+    if (base.find('.') != std::string::npos) return r;
+    std::string sn = snake(base), no_us;
+    for (char ch : sn)
+      if (ch != '_') no_us += ch;
+    for (const std::string& cand : {base, sn, no_us})
+      if (kernels::find_prim(cand, r.prim)) {
+        r.kind = ResolvedName::Kind::Primitive;
+        return r;
+      }
+    return r;
+  };
+}
+
+}  // namespace msl::ir
