@@ -1,0 +1,31 @@
+// Shared rewriting helper of the clean-up passes.
+//
+// Nodes are immutable, so a pass never edits one: it decides a substitution
+// (old node -> replacement) and rebuild_with() re-creates every node of the
+// graph nest whose inputs changed, in the same IrModule, then re-points each
+// graph's output (FuncGraph::set_output). Graphs are processed parents
+// first, so a closure that captured a rebuilt node of its enclosing graph is
+// re-pointed to the new node. Nodes that do not change are kept (same id),
+// and the old nodes simply become unreachable.
+#pragma once
+
+#include <unordered_map>
+
+#include "lang/ir/func_graph.h"
+#include "lang/ir/ir_module.h"
+
+namespace msl::jit {
+
+using Subst = std::unordered_map<const ir::Node*, ir::Node*>;
+
+// Rebuilds `g` and the graphs nested in it with `subst` applied to every
+// input and output (chains a -> b -> c are followed). A replacement must be
+// legal where the replaced node is used (a constant, or a node of the same
+// or an enclosing graph). Returns true when any output changed.
+bool rebuild_with(ir::IrModule& m, ir::FuncGraph& g, const Subst& subst);
+
+// True for a node on the effect chain: an Apply of update_state, print or
+// depend, or of an InPlace kernel primitive (assign) — see lang/ir/node.h.
+bool is_effect(const ir::Node* n);
+
+}  // namespace msl::jit
