@@ -97,6 +97,12 @@ int64_t arg_index(Interp& I, const Value& v);
 // TypeError "must be real number, not str".
 double arg_float(Interp& I, const Value& v);
 
+// Python's slice.indices(): the step (ValueError when zero) and start/stop
+// clamped for a sequence of length n; slice_length counts the selection.
+// Shared by list/str/tuple slicing and tensor indexing.
+void slice_indices(Interp& I, const Slice* s, int64_t n, int64_t& start, int64_t& stop, int64_t& step);
+int64_t slice_length(int64_t start, int64_t stop, int64_t step);
+
 // A new str Value.
 inline Value str_value(std::string s) { return Value::object(new Str(std::move(s))); }
 Value new_list(std::vector<Value> items);

@@ -272,10 +272,10 @@ double Interp::to_float(const Value& v, const char* what) {
   raise(exception_class("TypeError").get(), fmt::format("{}: must be real number, not {}", what, type_name(v)));
 }
 
-// Python's slice.indices(): clamps start/stop for a sequence of length n.
-static void slice_indices(Interp& I, Slice* s, int64_t n, int64_t& start, int64_t& stop, int64_t& step) {
+void slice_indices(Interp& I, const Slice* s, int64_t n, int64_t& start, int64_t& stop, int64_t& step) {
   step = s->step.is_none() ? 1 : I.to_int_index(s->step, "slice indices");
   if (step == 0) I.raise(I.exception_class("ValueError").get(), "slice step cannot be zero");
+  if (step < -INT64_MAX) step = -INT64_MAX;  // same selection, and -step stays representable
   int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
   auto clamp = [&](const Value& v, int64_t dflt) {
     if (v.is_none()) return dflt;
@@ -292,7 +292,7 @@ static void slice_indices(Interp& I, Slice* s, int64_t n, int64_t& start, int64_
   stop = clamp(s->stop, step < 0 ? lo : hi);
 }
 
-static int64_t slice_length(int64_t start, int64_t stop, int64_t step) {
+int64_t slice_length(int64_t start, int64_t stop, int64_t step) {
   if (step > 0) return start < stop ? (stop - start - 1) / step + 1 : 0;
   return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
 }

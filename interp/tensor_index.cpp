@@ -89,27 +89,9 @@ void parse_item(Interp& I, const Value& v, Item& out, std::vector<Tensor>& array
 
 // Python's slice.indices() and the resulting length.
 void slice_bounds(Interp& I, const msl::Slice* s, int64_t n, int64_t& start, int64_t& step, int64_t& len) {
-  step = s->step.is_none() ? 1 : I.to_int_index(s->step, "slice indices");
-  if (step == 0) raise_value_error(I, "slice step cannot be zero");
-  if (step < -INT64_MAX) step = -INT64_MAX;  // same selection, and -step stays representable
-  int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
-  auto clamp = [&](const Value& v, int64_t dflt) {
-    if (v.is_none()) return dflt;
-    int64_t i = I.to_int_index(v, "slice indices");
-    if (i < 0) {
-      i += n;
-      if (i < lo) i = lo;
-    } else if (i > hi) {
-      i = hi;
-    }
-    return i;
-  };
-  start = clamp(s->start, step < 0 ? hi : lo);
-  int64_t stop = clamp(s->stop, step < 0 ? lo : hi);
-  if (step > 0)
-    len = start < stop ? (stop - start - 1) / step + 1 : 0;
-  else
-    len = start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+  int64_t stop;
+  slice_indices(I, s, n, start, stop, step);
+  len = slice_length(start, stop, step);
 }
 
 int64_t check_bound(Interp& I, int64_t i, int64_t size, int axis) {

@@ -92,6 +92,21 @@ Value run_prim1(Interp& I, Class* tensor_cls, Prim p, std::span<const Tensor> in
   return wrap_tensor(tensor_cls, kernel_call(I, [&] { return kernels::execute1(p, in, attrs); }));
 }
 
+// Both operands of a binary operator or comparison as tensors: the tensor
+// itself, or a scalar/list converted with the other tensor's dtype. False
+// when an operand cannot be one (the interpreter then tries the reflected
+// method or reports unsupported operand types).
+static bool operand_pair(Interp& I, const Value& a, const Value& b, DType self_dtype, const char* name, Tensor in[2]) {
+  const Value* v[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    if (is_tensor(*v[i]))
+      in[i] = tensor_of(*v[i]);
+    else if (!operand_tensor(I, *v[i], self_dtype, in[i], name, true))
+      return false;
+  }
+  return true;
+}
+
 Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
   Prim p;
   if (!binary_prim(op, p)) return Value::undef();
@@ -104,15 +119,7 @@ Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
     return run_prim1(I, cls, p, in, kNoAttrs);
   }
   Tensor in[2];
-  const char* name = kernels::prim_name(p);
-  if (ta)
-    in[0] = tensor_of(a);
-  else if (!operand_tensor(I, a, self->t.dtype(), in[0], name, true))
-    return Value::undef();
-  if (tb)
-    in[1] = tensor_of(b);
-  else if (!operand_tensor(I, b, self->t.dtype(), in[1], name, true))
-    return Value::undef();
+  if (!operand_pair(I, a, b, self->t.dtype(), kernels::prim_name(p), in)) return Value::undef();
   switch (op) {
     case BinOp::MatMul: return matmul(I, cls, in[0], in[1]);
     case BinOp::BitAnd:
@@ -136,15 +143,7 @@ Value tensor_compare(Interp& I, CmpOp op, const Value& a, const Value& b) {
     return run_prim1(I, result_class(self), p, in, kNoAttrs);
   }
   Tensor in[2];
-  const char* name = kernels::prim_name(p);
-  if (ta)
-    in[0] = tensor_of(a);
-  else if (!operand_tensor(I, a, self->t.dtype(), in[0], name, true))
-    return Value::undef();
-  if (tb)
-    in[1] = tensor_of(b);
-  else if (!operand_tensor(I, b, self->t.dtype(), in[1], name, true))
-    return Value::undef();
+  if (!operand_pair(I, a, b, self->t.dtype(), kernels::prim_name(p), in)) return Value::undef();
   return run_prim1(I, result_class(self), p, in, kNoAttrs);
 }
 

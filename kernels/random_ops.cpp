@@ -293,11 +293,15 @@ void cpu_dropout(const KernelArgs& a) {
 
 // ---------------------------------------------------------- random_uniform
 
-void infer_random_uniform(const InferArgs& a) {
+// random_uniform and random_normal: a float tensor of the `shape` attribute.
+static void infer_random_tensor(const InferArgs& a) {
+  const char* op = prim_name(a.prim);
   DType dt = a.attrs.get_dtype("dtype", DType::Float32);
-  check_random_dtype("random_uniform", dt);
-  a.out[0] = {dt, random_shape("random_uniform", a.attrs)};
+  check_random_dtype(op, dt);
+  a.out[0] = {dt, random_shape(op, a.attrs)};
 }
+
+void infer_random_uniform(const InferArgs& a) { infer_random_tensor(a); }
 
 void cpu_random_uniform(const KernelArgs& a) {
   const Tensor& out = a.out[0];
@@ -325,11 +329,7 @@ void cpu_random_uniform(const KernelArgs& a) {
 
 // ----------------------------------------------------------- random_normal
 
-void infer_random_normal(const InferArgs& a) {
-  DType dt = a.attrs.get_dtype("dtype", DType::Float32);
-  check_random_dtype("random_normal", dt);
-  a.out[0] = {dt, random_shape("random_normal", a.attrs)};
-}
+void infer_random_normal(const InferArgs& a) { infer_random_tensor(a); }
 
 void cpu_random_normal(const KernelArgs& a) {
   const Tensor& out = a.out[0];

@@ -253,6 +253,28 @@ void with_compute(std::initializer_list<Tensor> in, const Tensor& out, F&& f) {
   if (res.raw() != out.raw()) copy_convert(res, out);
 }
 
+// Schedules the work around the reduced axis: with nothing after it (B == 1)
+// each of the A rows of N contiguous values is one unit (row(offset)); else
+// columns are processed in tiles of up to kTile (tile(offset, width)).
+// `per_element` scales the parallel grain to the pass's cost per element.
+template <class Row, class Tile>
+void for_rows_or_tiles(const Axis3& g, int64_t per_element, Row&& row, Tile&& tile) {
+  if (g.B == 1) {
+    parallel_for(g.A, std::max<int64_t>(1, kParallelGrain / per_element / g.N), [&](int64_t a0, int64_t a1) {
+      for (int64_t r = a0; r < a1; ++r) row(r * g.N);
+    });
+    return;
+  }
+  int64_t tiles = (g.B + kTile - 1) / kTile;
+  parallel_for(g.A * tiles, std::max<int64_t>(1, kParallelGrain / per_element / (g.N * kTile)),
+               [&](int64_t i0, int64_t i1) {
+                 for (int64_t it = i0; it < i1; ++it) {
+                   int64_t r = it / tiles, b0 = (it % tiles) * kTile;
+                   tile(r * g.N * g.B + b0, std::min(kTile, g.B - b0));
+                 }
+               });
+}
+
 void infer_softmax_like(const InferArgs& a) {
   const char* op = prim_name(a.prim);
   check_float(op, a.in[0].dtype);
@@ -270,20 +292,9 @@ void run_softmax(const KernelArgs& a) {
     using T = typename decltype(tag)::type;
     const T* x = c[0].data<T>();
     T* y = res.data<T>();
-    if (g.B == 1) {
-      parallel_for(g.A, std::max<int64_t>(1, kParallelGrain / 8 / g.N), [&](int64_t a0, int64_t a1) {
-        for (int64_t r = a0; r < a1; ++r) softmax_row<T, M>(x + r * g.N, y + r * g.N, g.N);
-      });
-      return;
-    }
-    int64_t tiles = (g.B + kTile - 1) / kTile;
-    parallel_for(g.A * tiles, std::max<int64_t>(1, kParallelGrain / 8 / (g.N * kTile)), [&](int64_t i0, int64_t i1) {
-      for (int64_t it = i0; it < i1; ++it) {
-        int64_t r = it / tiles, b0 = (it % tiles) * kTile;
-        int64_t off = r * g.N * g.B + b0;
-        softmax_tile<T, M>(x + off, y + off, g.N, g.B, std::min(kTile, g.B - b0));
-      }
-    });
+    for_rows_or_tiles(
+        g, 8, [&](int64_t off) { softmax_row<T, M>(x + off, y + off, g.N); },
+        [&](int64_t off, int64_t width) { softmax_tile<T, M>(x + off, y + off, g.N, g.B, width); });
   });
 }
 
@@ -310,20 +321,9 @@ void run_grad(const KernelArgs& a) {
     using T = typename decltype(tag)::type;
     const T *y = c[0].data<T>(), *dy = c[1].data<T>();
     T* dx = res.data<T>();
-    if (g.B == 1) {
-      parallel_for(g.A, std::max<int64_t>(1, kParallelGrain / 4 / g.N), [&](int64_t a0, int64_t a1) {
-        for (int64_t r = a0; r < a1; ++r) grad_row<T, M>(y + r * g.N, dy + r * g.N, dx + r * g.N, g.N);
-      });
-      return;
-    }
-    int64_t tiles = (g.B + kTile - 1) / kTile;
-    parallel_for(g.A * tiles, std::max<int64_t>(1, kParallelGrain / 4 / (g.N * kTile)), [&](int64_t i0, int64_t i1) {
-      for (int64_t it = i0; it < i1; ++it) {
-        int64_t r = it / tiles, b0 = (it % tiles) * kTile;
-        int64_t off = r * g.N * g.B + b0;
-        grad_tile<T, M>(y + off, dy + off, dx + off, g.N, g.B, std::min(kTile, g.B - b0));
-      }
-    });
+    for_rows_or_tiles(
+        g, 4, [&](int64_t off) { grad_row<T, M>(y + off, dy + off, dx + off, g.N); },
+        [&](int64_t off, int64_t width) { grad_tile<T, M>(y + off, dy + off, dx + off, g.N, g.B, width); });
   });
 }
 
