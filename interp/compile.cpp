@@ -502,7 +502,8 @@ class Analyzer {
 
 class Generator {
  public:
-  Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src) : I_(I), c_(c), mod_(mod), src_(std::move(src)) {}
+  Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src, std::shared_ptr<const ast::Module> owner)
+      : I_(I), c_(c), mod_(mod), src_(std::move(src)), owner_(std::move(owner)) {}
 
   std::shared_ptr<FuncCode> module(const ast::Module& m, CompileMode mode) {
     mode_ = mode;
@@ -530,6 +531,9 @@ class Generator {
   Collector& c_;
   msl::Module* mod_;
   SourcePtr src_;
+  std::shared_ptr<const ast::Module> owner_;
+  const ast::FunctionDef* pending_def_ = nullptr;  // the def function() is compiling
+  const ast::Lambda* lambda_expr_ = nullptr;        // the lambda function() is compiling
   Scope* cur_ = nullptr;
   CompileMode mode_ = CompileMode::File;
   std::vector<std::map<std::string, std::string>> overlays_;
@@ -632,6 +636,12 @@ class Generator {
   ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body,
                        const Expr* lambda_body, const Span& span) {
     auto code = new_code(child, name, qualname(name));
+    if (owner_) {
+      code->ast = owner_;
+      code->def = std::exchange(pending_def_, nullptr);
+      if (!body) code->lambda = lambda_expr_;
+      for (auto& fv : child.freevars) code->freevar_names.push_back(fv.first);
+    }
     code->nposargs = static_cast<uint32_t>(p.positional.size());
     code->nkwonly = static_cast<uint32_t>(p.kwonly.size());
     code->has_vararg = p.vararg != nullptr;
@@ -758,6 +768,7 @@ class Generator {
       case StmtKind::FunctionDef: {
         auto* d = s.as<ast::FunctionDef>();
         Scope& child = *c_.scope_of.at(d);
+        pending_def_ = d;
         ExprNodePtr fn = function(child, d->name, d->params, &d->body, nullptr, d->span);
         fn = decorate(d->decorators, std::move(fn));
         std::vector<ExprNodePtr> targets;
@@ -987,6 +998,7 @@ class Generator {
       }
       case ExprKind::Lambda: {
         auto* l = e.as<ast::Lambda>();
+        lambda_expr_ = l;
         return function(*c_.scope_of.at(l), "<lambda>", l->params, nullptr, l->body.get(), l->span);
       }
       case ExprKind::Starred: return nodes::starred(expr(*e.as<ast::Starred>()->value));
@@ -997,12 +1009,13 @@ class Generator {
 
 }  // namespace
 
-std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode) {
+std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
+                                         std::shared_ptr<const ast::Module> owner) {
   try {
     Collector c;
     c.run(m);
     Analyzer(c).run();
-    return Generator(I, c, mod, m.source).module(m, mode);
+    return Generator(I, c, mod, m.source, std::move(owner)).module(m, mode);
   } catch (CompileError& e) {
     Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
     ExceptionObj* x = exc.as<ExceptionObj>();

@@ -2,6 +2,7 @@
 // promotion, the IR operators (tuples, switch, partial, effects, print,
 // zeros_like), conditions and value formatting. The graph walking and call
 // machinery is in graph_executor.cpp.
+#include <cmath>
 #include <iostream>
 #include <span>
 
@@ -32,6 +33,8 @@ std::string type_name(const RtValue& v) {
     std::string operator()(const ir::PrimRef& p) const { return std::string("primitive ") + kernels::prim_name(p.prim); }
     std::string operator()(ir::IrOp op) const { return std::string("operator ") + ir::ir_op_name(op); }
     std::string operator()(const StateToken&) const { return "state"; }
+    std::string operator()(const ir::HostRef& h) const { return "host " + h->name(); }
+    std::string operator()(const RtEnv&) const { return "env"; }
   };
   return std::visit(V{}, v.v);
 }
@@ -56,6 +59,8 @@ std::string to_string(const RtValue& v) {
     std::string operator()(const ir::PrimRef& p) const { return ir::const_value_str(ir::ConstValue(p)); }
     std::string operator()(ir::IrOp op) const { return ir::ir_op_name(op); }
     std::string operator()(const StateToken&) const { return "<state>"; }
+    std::string operator()(const ir::HostRef& h) const { return "<" + h->name() + ">"; }
+    std::string operator()(const RtEnv& e) const { return "<env of " + std::to_string(e->items.size()) + ">"; }
   };
   return std::visit(V{}, v.v);
 }
@@ -80,8 +85,72 @@ bool truthy(const RtValue& v) {
   fail("the condition must be a bool or a one-element tensor, got " + type_name(v));
 }
 
+namespace {
+
+// Arithmetic and comparisons on Python numbers only stay Python numbers
+// (a loop counter stays an int), with Python's semantics: int op int is an
+// int except true division; floor division and modulo round towards -inf.
+bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) {
+  using kernels::Prim;
+  if (args.empty() || args.size() > 2) return false;
+  bool all_int = true;
+  double v[2] = {0, 0};
+  int64_t iv[2] = {0, 0};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto n = args[i].get_if<int64_t>()) {
+      iv[i] = *n;
+      v[i] = static_cast<double>(*n);
+    } else if (auto b = args[i].get_if<bool>()) {
+      iv[i] = *b;
+      v[i] = *b;
+    } else if (auto d = args[i].get_if<double>()) {
+      all_int = false;
+      v[i] = *d;
+    } else {
+      return false;
+    }
+  }
+  auto num = [&](double d, int64_t i) { out = all_int ? RtValue(i) : RtValue(d); return true; };
+  auto cmp = [&](bool b) { out = RtValue(b); return true; };
+  if (args.size() == 1) {
+    if (p == Prim::neg) return num(-v[0], -iv[0]);
+    return false;
+  }
+  switch (p) {
+    case Prim::add: return num(v[0] + v[1], iv[0] + iv[1]);
+    case Prim::sub: return num(v[0] - v[1], iv[0] - iv[1]);
+    case Prim::mul: return num(v[0] * v[1], iv[0] * iv[1]);
+    case Prim::div:
+      if (v[1] == 0) fail("division by zero");
+      out = RtValue(v[0] / v[1]);
+      return true;
+    case Prim::floordiv:
+    case Prim::mod: {
+      if (v[1] == 0) fail("integer division or modulo by zero");
+      if (all_int) {
+        int64_t q = iv[0] / iv[1];
+        if ((iv[0] % iv[1] != 0) && ((iv[0] < 0) != (iv[1] < 0))) --q;
+        return num(0, p == Prim::floordiv ? q : iv[0] - q * iv[1]);
+      }
+      double q = std::floor(v[0] / v[1]);
+      out = RtValue(p == Prim::floordiv ? q : v[0] - q * v[1]);
+      return true;
+    }
+    case Prim::less: return cmp(v[0] < v[1]);
+    case Prim::less_equal: return cmp(v[0] <= v[1]);
+    case Prim::greater: return cmp(v[0] > v[1]);
+    case Prim::greater_equal: return cmp(v[0] >= v[1]);
+    case Prim::equal: return cmp(v[0] == v[1]);
+    case Prim::not_equal: return cmp(v[0] != v[1]);
+    default: return false;
+  }
+}
+
+}  // namespace
+
 RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& args) {
   const char* name = kernels::prim_name(p.prim);
+  if (RtValue r; p.attrs.empty() && scalar_op(p.prim, args, r)) return r;
   // The dtype Python scalars take: that of the first tensor input.
   const Tensor* first = nullptr;
   for (const RtValue& a : args)
@@ -119,18 +188,16 @@ RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& args) {
 
 namespace {
 
-RtValue zeros_like(const RtValue& v) {
-  if (auto t = v.get_if<Tensor>()) return RtValue(Tensor::zeros(t->dtype(), t->shape()));
-  if (v.is<bool>()) return RtValue(false);
-  if (v.is<int64_t>()) return RtValue(int64_t{0});
-  if (v.is<double>()) return RtValue(0.0);
-  if (v.is<RtTuple>()) {
-    std::vector<RtValue> items;
-    for (const RtValue& x : v.tuple()) items.push_back(zeros_like(x));
-    return make_tuple(std::move(items));
-  }
-  if (v.is_none()) return v;
-  fail("zeros_like: unsupported value of type " + type_name(v));
+RtValue empty_env() { return RtValue(RtEnv(std::make_shared<const RtEnvMap>())); }
+
+const RtEnvMap& env_arg(ir::IrOp op, const RtValue& v) {
+  if (!v.is<RtEnv>()) fail(std::string(ir::ir_op_name(op)) + ": expected an environment, got " + type_name(v));
+  return *v.as<RtEnv>();
+}
+
+int64_t key_arg(ir::IrOp op, const RtValue& v) {
+  if (!v.is<int64_t>()) fail(std::string(ir::ir_op_name(op)) + ": the key must be an int, got " + type_name(v));
+  return v.as<int64_t>();
 }
 
 void check_arity(ir::IrOp op, size_t n) {
@@ -145,6 +212,84 @@ const std::vector<RtValue>& tuple_arg(ir::IrOp op, const RtValue& v) {
 }
 
 }  // namespace
+
+RtValue zeros_like(const RtValue& v) {
+  if (auto t = v.get_if<Tensor>()) return RtValue(Tensor::zeros(t->dtype(), t->shape()));
+  if (v.is<bool>()) return RtValue(false);
+  if (v.is<int64_t>()) return RtValue(int64_t{0});
+  if (v.is<double>()) return RtValue(0.0);
+  if (v.is<RtTuple>()) {
+    std::vector<RtValue> items;
+    for (const RtValue& x : v.tuple()) items.push_back(zeros_like(x));
+    return make_tuple(std::move(items));
+  }
+  // The sensitivity of a function value is an environment (of its free
+  // variables' sensitivities): zero is the empty one.
+  if (v.is_callable() || v.is<RtEnv>()) return empty_env();
+  if (v.is_none() || v.is<StateToken>() || v.is<std::string>()) return RtValue();
+  fail("zeros_like: unsupported value of type " + type_name(v));
+}
+
+RtValue ones_like(const RtValue& v) {
+  if (auto t = v.get_if<Tensor>())
+    return RtValue(ir::tensor_from_values(t->dtype(), t->shape(), std::vector<double>(static_cast<size_t>(t->numel()), 1.0)));
+  if (v.is<bool>()) return RtValue(true);
+  if (v.is<int64_t>()) return RtValue(int64_t{1});
+  if (v.is<double>()) return RtValue(1.0);
+  if (v.is<RtTuple>()) {
+    std::vector<RtValue> items;
+    for (const RtValue& x : v.tuple()) items.push_back(ones_like(x));
+    return make_tuple(std::move(items));
+  }
+  fail("ones_like: unsupported value of type " + type_name(v));
+}
+
+RtValue grad_add(const RtValue& a, const RtValue& b) {
+  if (a.is_none()) return b;
+  if (b.is_none()) return a;
+  if (auto x = a.get_if<Tensor>()) {
+    if (auto y = b.get_if<Tensor>()) {
+      if (x->shape() != y->shape())
+        fail("grad_add: sensitivities of shapes " + x->shape().str() + " and " +
+             y->shape().str() + " differ");
+      return run_kernel(ir::PrimRef{kernels::Prim::add, {}}, {a, b});
+    }
+    if (b.is<int64_t>() || b.is<double>()) return run_kernel(ir::PrimRef{kernels::Prim::add, {}}, {a, b});
+  }
+  if (a.is<int64_t>() && b.is<int64_t>()) return RtValue(a.as<int64_t>() + b.as<int64_t>());
+  auto num = [](const RtValue& v, double& out) {
+    if (auto i = v.get_if<int64_t>()) return out = static_cast<double>(*i), true;
+    if (auto d = v.get_if<double>()) return out = *d, true;
+    if (auto b = v.get_if<bool>()) return out = *b ? 1.0 : 0.0, true;
+    return false;
+  };
+  double x, y;
+  if (num(a, x) && num(b, y)) return RtValue(x + y);
+  if (a.is<Tensor>() || b.is<Tensor>()) {
+    if (num(a, x)) return run_kernel(ir::PrimRef{kernels::Prim::add, {}}, {b, a});
+  }
+  if (a.is<RtTuple>() && b.is<RtTuple>()) {
+    const auto& xs = a.tuple();
+    const auto& ys = b.tuple();
+    if (xs.size() != ys.size())
+      fail("grad_add: tuples of " + std::to_string(xs.size()) + " and " + std::to_string(ys.size()) + " items");
+    std::vector<RtValue> items;
+    for (size_t i = 0; i < xs.size(); ++i) items.push_back(grad_add(xs[i], ys[i]));
+    return make_tuple(std::move(items));
+  }
+  if (a.is<RtEnv>() && b.is<RtEnv>()) {
+    auto out = std::make_shared<RtEnvMap>(*a.as<RtEnv>());
+    for (const auto& [k, v] : b.as<RtEnv>()->items) {
+      auto it = out->items.find(k);
+      if (it == out->items.end())
+        out->items.emplace(k, v);
+      else
+        it->second = grad_add(it->second, v);
+    }
+    return RtValue(RtEnv(std::move(out)));
+  }
+  fail("grad_add: cannot add sensitivities of types " + type_name(a) + " and " + type_name(b));
+}
 
 RtValue run_ir_op(ir::IrOp op, const std::vector<RtValue>& args, const ExecOptions& opts, uint64_t& state_serial) {
   using ir::IrOp;
@@ -182,27 +327,50 @@ RtValue run_ir_op(ir::IrOp op, const std::vector<RtValue>& args, const ExecOptio
       return args[0];
     case IrOp::zeros_like:
       return zeros_like(args[0]);
+    case IrOp::ones_like:
+      return ones_like(args[0]);
     case IrOp::update_state:
       return RtValue(StateToken{++state_serial});
     case IrOp::print: {
+      // The effect convention: the last input is the state token (the
+      // graph's initial state is None), never printed.
+      if (args.empty()) fail("print takes its state as the last argument");
       std::string line;
-      bool first = true;
-      for (const RtValue& a : args) {
-        if (a.is<StateToken>()) continue;
-        line += (first ? "" : " ") + to_string(a);
-        first = false;
-      }
+      for (size_t i = 0; i + 1 < args.size(); ++i)
+        line += (i ? " " : "") + (opts.format ? opts.format(args[i]) : to_string(args[i]));
       if (opts.print)
         opts.print(line);
       else
         std::cout << line << '\n';
       return RtValue();
     }
-    case IrOp::J:
+    case IrOp::tuple_setitem: {
+      std::vector<RtValue> items = tuple_arg(op, args[0]);
+      auto idx = args[1].get_if<int64_t>();
+      int64_t n = static_cast<int64_t>(items.size());
+      if (!idx || *idx < -n || *idx >= n)
+        fail("tuple_setitem: index " + to_string(args[1]) + " out of range for a tuple of " + std::to_string(n));
+      items[static_cast<size_t>(*idx < 0 ? *idx + n : *idx)] = args[2];
+      return make_tuple(std::move(items));
+    }
+    case IrOp::grad_add:
+      return grad_add(args[0], args[1]);
     case IrOp::env_new:
-    case IrOp::env_getitem:
-    case IrOp::env_setitem:
+      return empty_env();
+    case IrOp::env_getitem: {
+      if (args[0].is_none()) return args[2];  // a zero environment
+      const RtEnvMap& e = env_arg(op, args[0]);
+      auto it = e.items.find(key_arg(op, args[1]));
+      return it == e.items.end() ? args[2] : it->second;
+    }
+    case IrOp::env_setitem: {
+      auto out = args[0].is_none() ? std::make_shared<RtEnvMap>() : std::make_shared<RtEnvMap>(env_arg(op, args[0]));
+      out->items[key_arg(op, args[1])] = args[2];
+      return RtValue(RtEnv(std::move(out)));
+    }
     case IrOp::env_add:
+      return grad_add(args[0].is_none() ? empty_env() : args[0], args[1].is_none() ? empty_env() : args[1]);
+    case IrOp::J:
       break;
   }
   fail(std::string("the operator '") + ir::ir_op_name(op) + "' is not supported by the debug-mode executor yet");

@@ -87,6 +87,7 @@ RtValue Executor::constant(Frame& f, const Node* n) {
     RtValue operator()(const ir::PrimRef& p) const { return RtValue(p); }
     RtValue operator()(ir::IrOp op) const { return RtValue(op); }
     RtValue operator()(FuncGraph* g) const { return ex.make_closure(f, g); }
+    RtValue operator()(const ir::HostRef& h) const { return RtValue(h); }
   };
   return std::visit(V{*this, f}, n->value());
 }
@@ -139,7 +140,16 @@ void Executor::compute(Frame& f, const Node* n) {
 RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const Node* site) {
   try {
     if (auto p = callee.get_if<ir::PrimRef>()) return detail::run_kernel(*p, args);
-    if (auto op = callee.get_if<ir::IrOp>()) return detail::run_ir_op(*op, args, opts_, state_serial_);
+    if (auto op = callee.get_if<ir::IrOp>()) {
+      if (*op != ir::IrOp::J) return detail::run_ir_op(*op, args, opts_, state_serial_);
+      if (args.size() != 1) detail::fail("J takes 1 argument, got " + std::to_string(args.size()));
+      if (!opts_.runtime_j) detail::fail("J of a " + type_name(args[0]) + " needs the autodiff runtime");
+      return opts_.runtime_j(args[0]);
+    }
+    if (auto h = callee.get_if<ir::HostRef>()) {
+      if (!opts_.call_host) detail::fail("cannot call the host object " + (*h)->name() + " here");
+      return opts_.call_host(*h, std::move(args));
+    }
   } catch (const ExecError& e) {
     if (!e.location().empty()) throw;
     throw ExecError(e.message(), loc_str(site));
@@ -175,7 +185,7 @@ RtValue Executor::call(RtValue fn, std::vector<RtValue> args, const Node* site) 
     }
     auto c = fn.get_if<RtClosure>();
     if (!c) {
-      if (fn.is<ir::PrimRef>() || fn.is<ir::IrOp>()) return apply(fn, std::move(args), site);
+      if (fn.is<ir::PrimRef>() || fn.is<ir::IrOp>() || fn.is<ir::HostRef>()) return apply(fn, std::move(args), site);
       throw ExecError("a value of type " + type_name(fn) + " is not callable", loc_str(site));
     }
     const FuncGraph* g = c->graph;

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,7 @@ namespace msl::exec {
 
 struct RtValue;
 struct RtPartial;
+struct RtEnvMap;
 
 using RtTuple = std::shared_ptr<const std::vector<RtValue>>;
 // Values captured by a closure, keyed by the free-variable node.
@@ -64,9 +66,12 @@ struct StateToken {
   uint64_t serial = 0;
 };
 
+// A free-variable sensitivity environment (AD): primal node key -> sensitivity.
+using RtEnv = std::shared_ptr<const RtEnvMap>;
+
 struct RtValue {
   using Variant = std::variant<ir::NoneValue, bool, int64_t, double, std::string, kernels::Tensor, RtTuple, RtClosure,
-                               std::shared_ptr<const RtPartial>, ir::PrimRef, ir::IrOp, StateToken>;
+                               std::shared_ptr<const RtPartial>, ir::PrimRef, ir::IrOp, StateToken, ir::HostRef, RtEnv>;
   Variant v;
 
   RtValue() = default;
@@ -85,7 +90,8 @@ struct RtValue {
 
   bool is_none() const { return is<ir::NoneValue>(); }
   bool is_callable() const {
-    return is<RtClosure>() || is<std::shared_ptr<const RtPartial>>() || is<ir::PrimRef>() || is<ir::IrOp>();
+    return is<RtClosure>() || is<std::shared_ptr<const RtPartial>>() || is<ir::PrimRef>() || is<ir::IrOp>() ||
+           is<ir::HostRef>();
   }
   const kernels::Tensor& tensor() const { return as<kernels::Tensor>(); }
   const std::vector<RtValue>& tuple() const { return *as<RtTuple>(); }
@@ -95,6 +101,10 @@ struct RtValue {
 struct RtPartial {
   RtValue fn;
   std::vector<RtValue> args;
+};
+
+struct RtEnvMap {
+  std::map<int64_t, RtValue> items;
 };
 
 RtValue make_tuple(std::vector<RtValue> items);
@@ -123,6 +133,15 @@ struct ExecOptions {
   int max_depth = 1000;
   // Receives each print's line (without the newline); null: std::cout.
   std::function<void(const std::string&)> print;
+  // How print shows a value; null: to_string (the host shows tensors as
+  // MSL's print does).
+  std::function<std::string(const RtValue&)> format;
+  // Calls a host object (an interpreter function) with converted arguments;
+  // null: calling a host object is an error. Exceptions propagate.
+  std::function<RtValue(const ir::HostRef&, std::vector<RtValue>)> call_host;
+  // J of a runtime value (a host object or a primitive reached as a value):
+  // a callable with the J calling convention (lang/ad/grad.h). Null: error.
+  std::function<RtValue(const RtValue&)> runtime_j;
 };
 
 // Runs `g` (a top-level graph: no free variables) with `args`.
@@ -135,9 +154,12 @@ namespace detail {
 // throw ExecError without a location (the executor adds the node's) or
 // kernels::KernelError.
 RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& args);
-// Every IR operator except the ones that call functions (none today) and the
-// unsupported ones (J, env_*), which raise.
+// Every IR operator except J (the executor asks ExecOptions::runtime_j).
 RtValue run_ir_op(ir::IrOp op, const std::vector<RtValue>& args, const ExecOptions& opts, uint64_t& state_serial);
+// The sum of two sensitivities (grad_add): tensors, numbers, tuples
+// (itemwise), environments (keywise); None is zero.
+RtValue grad_add(const RtValue& a, const RtValue& b);
+RtValue zeros_like(const RtValue& v);
 // A condition: bool, int, or a one-element tensor.
 bool truthy(const RtValue& v);
 [[noreturn]] void fail(const std::string& message);

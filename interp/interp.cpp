@@ -62,6 +62,7 @@ Interp::Interp(Options opts)
 }
 
 Interp::~Interp() {
+  graph_state_.reset();  // compiled graphs hold values (constants, weights)
   // Break the reference cycles we know of (modules ↔ their functions) so most
   // memory is returned; remaining user-made cycles are leaked by design.
   for (auto& [name, m] : modules_)
@@ -408,21 +409,24 @@ static std::unique_ptr<ast::Module> parse_or_raise(Interp& I, const SourcePtr& s
 Value Interp::run_source(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, false);
-  auto code = compile_module(*this, *ast, module.get(), CompileMode::File);
+  std::shared_ptr<const ast::Module> owner(std::move(ast));
+  auto code = compile_module(*this, *owner, module.get(), CompileMode::File, owner);
   return run_module_code(*this, code, module.get());
 }
 
 Value Interp::run_interactive(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, false);
-  auto code = compile_module(*this, *ast, module.get(), CompileMode::Interactive);
+  std::shared_ptr<const ast::Module> owner(std::move(ast));
+  auto code = compile_module(*this, *owner, module.get(), CompileMode::Interactive, owner);
   return run_module_code(*this, code, module.get());
 }
 
 Value Interp::eval_expression(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
   auto ast = parse_or_raise(*this, source, true);
-  auto code = compile_module(*this, *ast, module.get(), CompileMode::Eval);
+  std::shared_ptr<const ast::Module> owner(std::move(ast));
+  auto code = compile_module(*this, *owner, module.get(), CompileMode::Eval, owner);
   return run_module_code(*this, code, module.get());
 }
 

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -211,6 +212,10 @@ class Interp {
   // Currently handled exception (for bare `raise` and implicit context).
   std::vector<Value>& handled_exceptions() { return handled_; }
 
+  // Per-interpreter state of graph mode (interp/graph_compiler.h), created
+  // on first use; released before the heap so it can hold values.
+  std::shared_ptr<void>& graph_state() { return graph_state_; }
+
   void write_out(std::string_view s) { if (opts_.write_stdout) opts_.write_stdout(s); }
   void write_err(std::string_view s) { if (opts_.write_stderr) opts_.write_stderr(s); }
 
@@ -245,6 +250,7 @@ class Interp {
   Value* stack_base_ = nullptr;
   Value* stack_top_ = nullptr;
   Value* stack_end_ = nullptr;
+  std::shared_ptr<void> graph_state_;
   friend struct ModuleLoader;
 };
 

@@ -17,6 +17,11 @@
 // (kernels::random_blocks_used), so consecutive draws never overlap. With
 // an explicit seed and no offset, the offset is 0: the same call gives the
 // same numbers.
+//
+// A call with a tracer among its tensor inputs (interp/trace.h) is recorded
+// into the trace's graph instead of running; attributes are parsed the same
+// way first, so the graph's PrimRef carries exactly what the eager call
+// would have passed to the kernel.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -24,6 +29,7 @@
 #include "interp/builtins.h"
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
+#include "interp/trace.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/random_ops.h"
@@ -60,6 +66,7 @@ TensorClass* state_of(Object* data) {
 
 kernels::AttrValue attr_value(Interp& I, const char* prim, const kernels::AttrSpec& spec, const Value& v) {
   const std::string& k = spec.kind;
+  if (is_tracer(v)) trace::needs_value(I, v, fmt::format("the attribute '{}' of {}()", spec.name, prim));
   if (k == "bool") {
     if (v.is_bool()) return v.as_bool();
     if (v.is_int()) return v.as_int() != 0;
@@ -88,6 +95,8 @@ kernels::AttrValue attr_value(Interp& I, const char* prim, const kernels::AttrSp
           out.push_back(x.as_int());
         else if (x.is_bool())
           out.push_back(x.as_bool());
+        else if (is_tracer(x))
+          trace::needs_value(I, x, fmt::format("the attribute '{}' of {}()", spec.name, prim));
         else
           bad_attr(I, prim, spec.name, "an int or a tuple of ints", x);
       }
@@ -149,6 +158,7 @@ Value prim_call(Interp& I, Args& a, Object* data) {
       def.outputs == 1 && def.kind == PrimKind::Compute && !is_random(p)) {
     if (npos == 1 && is_tensor(a.pos[0]))
       return run_prim1(I, tc->tensor_cls, p, std::span<const Tensor>(&tensor_of(a.pos[0]), 1), Attrs());
+    if (trace::any_tracer(a.pos)) return trace::apply_prim(I, p, a.pos, Attrs());
     Tensor in[2];
     int ti = is_tensor(a.pos[0]) ? 0 : (npos > 1 && is_tensor(a.pos[1])) ? 1 : -1;
     DType like = ti >= 0 ? tensor_of(a.pos[ti]).dtype() : DType::Float32;
@@ -181,12 +191,13 @@ Value prim_call(Interp& I, Args& a, Object* data) {
       like = tensor_of(v).dtype();
       break;
     }
-  std::vector<Tensor> in(in_values.size());
-  for (size_t i = 0; i < in_values.size(); ++i)
+  bool traced = trace::any_tracer(in_values);
+  std::vector<Tensor> in(traced ? 0 : in_values.size());
+  for (size_t i = 0; i < in.size(); ++i)
     if (!operand_tensor(I, in_values[i], like, in[i], def.name))
       raise_type_error(I, fmt::format("{}() tensor argument {} must be a Tensor, a number or a list, not {}", def.name,
                                       i + 1, I.type_name(in_values[i])));
-  if (def.kind == PrimKind::InPlace && !is_tensor(in_values[0]))
+  if (!traced && def.kind == PrimKind::InPlace && !is_tensor(in_values[0]))
     raise_type_error(I, fmt::format("{}() writes into its first argument, which must be a Tensor", def.name));
 
   // Attributes: remaining positionals in declaration order, then keywords.
@@ -210,7 +221,11 @@ Value prim_call(Interp& I, Args& a, Object* data) {
     set[k] = true;
     if (!v.is_none()) attrs.set(specs[k].name, attr_value(I, def.name, specs[k], v));
   }
-  if (is_random(p)) random_attrs(I, p, in, attrs);
+  if (traced) return trace::apply_prim(I, p, in_values, attrs);
+  if (is_random(p)) {
+    if (trace::active()) trace::random_in_trace(I, p);
+    random_attrs(I, p, in, attrs);
+  }
 
   std::vector<Tensor> outs;
   kernel_call(I, [&] { kernels::execute(p, in, attrs, outs); });
@@ -222,7 +237,7 @@ Value prim_call(Interp& I, Args& a, Object* data) {
 Value f_is_tensor(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "is_tensor", a, 1, 1, v);
-  return Value::boolean(is_tensor(v[0]));
+  return Value::boolean(is_tensor_or_tracer(v[0]));
 }
 
 Value f_primitive_names(Interp& I, Args& a, Object*) {
@@ -395,4 +410,16 @@ void init_module_msl_core(Interp& I, Module& m) {
   init_tensor_creation(I, m, tc.get());
 }
 
+}  // namespace msl
+
+namespace msl {
+// Whether `v` is one of msl._core's primitive natives (graph mode resolves
+// them to kernel primitives).
+bool native_primitive(const Value& v, kernels::Prim& out) {
+  if (!v.is(Kind::Native)) return false;
+  auto* n = static_cast<Native*>(v.obj());
+  if (n->fn != prim_call || !n->data || typeid(*n->data) != typeid(PrimData)) return false;
+  out = static_cast<PrimData*>(n->data.get())->prim;
+  return true;
+}
 }  // namespace msl

@@ -42,6 +42,12 @@ struct FuncCode {
   bool is_module = false;
   StmtNodePtr body;    // functions, classes, modules
   ExprNodePtr expr;    // lambdas: the body expression
+  // The definition this code came from, for graph-mode lowering (the AST is
+  // kept alive by `ast`): one of def/lambda for functions, null otherwise.
+  std::shared_ptr<const ast::Module> ast;
+  const ast::FunctionDef* def = nullptr;
+  const ast::Lambda* lambda = nullptr;
+  std::vector<std::string> freevar_names;  // names of Function::closure's cells, in order
   Ref<Str> doc;
   ~FuncCode();
 };
@@ -127,7 +133,10 @@ enum class CompileMode {
 };
 
 // Compiles a parsed module (or REPL entry) for execution in `mod`.
-std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, Module* mod, CompileMode mode);
+// `owner` (the module's AST, may be null) is kept by every function's code so
+// graph mode can lower its definition later.
+std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, Module* mod, CompileMode mode,
+                                         std::shared_ptr<const ast::Module> owner = nullptr);
 
 // Runs module-level code in `mod`; adds the <module> traceback frame on error.
 Value run_module_code(Interp& I, const std::shared_ptr<FuncCode>& code, Module* mod);

@@ -11,6 +11,7 @@ void init_module_os_path(Interp& I, Module& m);
 void init_module_sys(Interp& I, Module& m);
 void init_module_random(Interp& I, Module& m);
 void init_module_msl_core(Interp& I, Module& m);
+void init_module_msl_graph(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
   I.register_native_module("math", init_module_math);
@@ -20,6 +21,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("sys", init_module_sys);
   I.register_native_module("random", init_module_random);
   I.register_native_module("msl._core", init_module_msl_core);
+  I.register_native_module("msl._graph", init_module_msl_graph);
 }
 
 }  // namespace msl

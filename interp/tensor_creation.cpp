@@ -6,7 +6,9 @@
 // except where the values decide (full: the fill value's kind; arange: int64
 // for integer arguments), and integer values are stored exactly (int64
 // never passes through double). Each Native's data is the Tensor class,
-// which the results belong to.
+// which the results belong to. zeros_like/ones_like of a tracer record a
+// fresh filled tensor into the trace (interp/trace.h); a shape or fill value
+// taken from a tracer's values is a trace error.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
+#include "interp/trace.h"
 
 namespace msl {
 
@@ -27,6 +30,7 @@ namespace {
 Dims shape_arg(Interp& I, const Value& v, const char* fname) {
   Dims d;
   auto push = [&](const Value& x) {
+    if (is_tracer(x)) trace::needs_value(I, x, fmt::format("{}'s shape argument", fname));
     if (!x.is_int() && !x.is_bool())
       raise_type_error(I, fmt::format("{}: shape must be an int or a tuple of ints, not {}", fname, I.type_name(x)));
     if (x.is_int() && x.as_int() < 0)
@@ -93,6 +97,7 @@ Value f_full(Interp& I, Args& a, Object* data) {
   Value v[3];
   bind_args(I, "full", a, {"shape", "fill_value", "dtype"}, 2, v);
   Value fill = v[1];
+  if (is_tracer(fill)) trace::needs_value(I, fill, "full's fill_value");
   if (is_tensor(fill) && tensor_of(fill).numel() == 1) fill = element_value(tensor_of(fill), 0);
   if (!fill.is_int() && !fill.is_float() && !fill.is_bool())
     raise_type_error(I, fmt::format("full: fill_value must be a number, not {}", I.type_name(fill)));
@@ -104,6 +109,10 @@ Value f_full(Interp& I, Args& a, Object* data) {
 Value like(Interp& I, Args& a, Object* data, const char* fname, int64_t value) {
   Value v[2];
   bind_args(I, fname, a, {"x", "dtype"}, 1, v);
+  if (is_tracer(v[0])) {
+    const TracerObj& t = trace::usable(I, v[0]);
+    return trace::filled_like(I, v[0], dtype_or(I, v[1], t.spec.dtype, fname), Value::integer(value));
+  }
   if (!is_tensor(v[0])) raise_type_error(I, fmt::format("{}: x must be a Tensor, not {}", fname, I.type_name(v[0])));
   const Tensor& t = tensor_of(v[0]);
   return make_filled(I, static_cast<TensorClass*>(data), dtype_or(I, v[1], t.dtype(), fname), t.shape(),

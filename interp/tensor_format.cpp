@@ -2,7 +2,9 @@
 //   Tensor(shape=[2, 3], dtype=Float32, value=
 //   [[1.  2.  3. ]
 //    [4.  5.  6.5]])
-// and `Tensor(shape=[], dtype=Float32, value= 1.5)` for 0-d tensors.
+// and `Tensor(shape=[], dtype=Float32, value= 1.5)` for 0-d tensors. A
+// tracer (interp/trace.h) has no values and prints the same frame without
+// them: `Tracer(shape=[2, 3], dtype=Float32)`.
 //
 // The values follow NumPy 1.24's array2string with its defaults (precision
 // 8, floatmode 'maxprec', threshold 1000, edgeitems 3, linewidth 75), ported
@@ -407,9 +409,20 @@ std::string tensor_values_str(const Tensor& t) {
   return p.rec(0, t.offset(), " ", kLineWidth);
 }
 
-std::string tensor_repr(const Tensor& t) {
+namespace {
+std::string shape_list(const kernels::Dims& d) {
   std::string shape;
-  for (int i = 0; i < t.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(t.dim(i));
+  for (int i = 0; i < d.size(); ++i) shape += (i ? ", " : "") + std::to_string(d[i]);
+  return shape;
+}
+}  // namespace
+
+std::string tracer_repr(const kernels::TensorSpec& s) {
+  return fmt::format("Tracer(shape=[{}], dtype={})", shape_list(s.shape), kernels::dtype_display_name(s.dtype));
+}
+
+std::string tensor_repr(const Tensor& t) {
+  std::string shape = shape_list(t.shape());
   std::string values = tensor_values_str(t);
   const char* sep = t.ndim() == 0 ? " " : (t.numel() == 0 ? "" : "\n");
   return fmt::format("Tensor(shape=[{}], dtype={}, value={}{})", shape, kernels::dtype_display_name(t.dtype()), sep,

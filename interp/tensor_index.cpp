@@ -11,6 +11,11 @@
 //
 // Everything is validated before anything is read or written: an index out
 // of range, a wrong type or a shape mismatch raises with nothing modified.
+//
+// A tracer (interp/trace.h) takes basic indexing only, recorded as one
+// strided_slice (Python's slice rules, as here) plus a reshape that drops
+// the int-indexed axes and inserts the None ones. Advanced indices and
+// writes are trace errors (gather and scatter_add say what they mean).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -18,6 +23,7 @@
 
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
+#include "interp/trace.h"
 #include "kernels/errors.h"
 #include "kernels/shape_util.h"
 
@@ -398,6 +404,8 @@ Value tensor_getitem(Interp& I, const Value& self, const Value& key) {
 }
 
 void tensor_setitem(Interp& I, const Value& self, const Value& key, const Value& v) {
+  if (is_tracer(v))
+    trace::cannot_trace(I, v, "writing a traced value into a concrete tensor (x[...] = tracer) cannot be traced");
   const Tensor& t = tensor_obj(self)->t;
   Selection sel = select(I, t, key);
   if (sel.adv.empty()) {
@@ -427,6 +435,78 @@ void tensor_setitem(Interp& I, const Value& self, const Value& key, const Value&
       idx[i] = 0;
     }
   });
+}
+
+Value tracer_getitem(Interp& I, const Value& self, const Value& key) {
+  const TracerObj& tr = trace::usable(I, self);
+  const Dims& shape = tr.spec.shape;
+  std::vector<Value> keys;
+  if (key.is(Kind::Tuple))
+    keys = key.as<Tuple>()->items;
+  else
+    keys.push_back(key);
+  int consumed = 0, ellipses = 0;
+  for (const Value& k : keys) {
+    if (is_tracer(k)) trace::needs_value(I, k, "indexing with a tensor");
+    if (k.is_int() || k.is(Kind::Slice)) {
+      ++consumed;
+    } else if (k.identical(I.ellipsis)) {
+      ++ellipses;
+    } else if (!k.is_none()) {
+      if (is_tensor(k) || k.is(Kind::List))
+        trace::cannot_trace(I, self,
+                            "indexing a traced tensor with a tensor or a list (advanced indexing) is not "
+                            "supported\nhelp: use msl.ops.gather");
+      bad_index(I);
+    }
+  }
+  if (ellipses > 1) raise_exc(I, "IndexError", "an index can only have a single ellipsis ('...')");
+  if (consumed > shape.size())
+    raise_exc(I, "IndexError",
+              fmt::format("too many indices for tensor: tensor is {}-dimensional, but {} were indexed", shape.size(),
+                          consumed));
+  std::vector<int64_t> begin, end, strides, out_shape;
+  int d = 0;
+  auto take_all = [&] {
+    begin.push_back(0);
+    end.push_back(shape[d]);
+    strides.push_back(1);
+    out_shape.push_back(shape[d++]);
+  };
+  for (const Value& k : keys) {
+    if (k.is_int()) {
+      int64_t i = check_bound(I, k.as_int(), shape[d], d);
+      begin.push_back(i);
+      end.push_back(i + 1);
+      strides.push_back(1);
+      ++d;
+    } else if (k.is(Kind::Slice)) {
+      int64_t start, step, len;
+      slice_bounds(I, k.as<msl::Slice>(), shape[d], start, step, len);
+      // The end the kernel's own slice rules turn back into this selection:
+      // a negative end means "before index 0" only once clamped past -n.
+      int64_t stop = start + len * step;
+      if (len == 0) stop = start;
+      if (step < 0 && stop < 0) stop = -shape[d] - 1;
+      begin.push_back(start);
+      end.push_back(stop);
+      strides.push_back(step);
+      out_shape.push_back(len);
+      ++d;
+    } else if (k.is_none()) {
+      out_shape.push_back(1);
+    } else {  // the ellipsis: every axis no other item consumes
+      for (int n = shape.size() - consumed; n > 0; --n) take_all();
+    }
+  }
+  while (d < shape.size()) take_all();
+  if (out_shape.size() > kernels::kMaxDims)
+    raise_exc(I, "IndexError", fmt::format("indexing gives more than {} dimensions", kernels::kMaxDims));
+  kernels::Attrs attrs{{"begin", begin}, {"end", end}, {"strides", strides}};
+  Value r = trace::apply_prim(I, kernels::Prim::strided_slice, std::span<const Value>(&self, 1), attrs);
+  if (tracer_obj(r)->spec.shape.vec() == out_shape) return r;
+  kernels::Attrs reshape{{"shape", out_shape}};
+  return trace::apply_prim(I, kernels::Prim::reshape, std::span<const Value>(&r, 1), reshape);
 }
 
 }  // namespace msl

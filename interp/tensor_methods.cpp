@@ -9,12 +9,21 @@
 // A Parameter is a tensor with a name and a requires_grad flag; it wraps
 // the data it was given without copying, and `set_data` swaps the data in
 // place so every holder of the Parameter sees the new value.
+//
+// On a tracer (interp/trace.h) the shape/dtype properties answer from its
+// spec, and the methods that map to primitives (astype, reshape, transpose,
+// T, sum/max/min/mean, argmax/argmin, iteration) record them into the
+// trace. Every other method reaches self_tensor, which rejects a tracer
+// with the trace's error: those that read values (item, tolist, float(),
+// ...) say that the value is not known while tracing, the rest that they
+// cannot be traced.
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
+#include "interp/trace.h"
 
 namespace msl {
 
@@ -26,7 +35,21 @@ using kernels::Tensor;
 
 namespace {
 
+// Methods that read a tensor's values.
+bool reads_values(std::string_view method) {
+  for (const char* m : {"item", "tolist", "asnumpy", "__float__", "__int__", "__index__", "__str__"})
+    if (method == m) return true;
+  return false;
+}
+
+[[noreturn]] void tracer_unsupported(Interp& I, const Value& self, const char* method) {
+  std::string what = std::string(method).starts_with("__") ? std::string(method) : std::string(method) + "()";
+  if (reads_values(method)) trace::needs_value(I, self, "Tensor." + what);
+  trace::cannot_trace(I, self, fmt::format("Tensor.{} is not supported on a traced tensor", what));
+}
+
 TensorObj* self_tensor(Interp& I, Args& a, const char* method) {
+  if (!a.pos.empty() && is_tracer(a.pos[0])) tracer_unsupported(I, a.pos[0], method);
   if (a.pos.empty() || !is_tensor(a.pos[0]))
     raise_type_error(I, fmt::format("descriptor '{}' requires a 'Tensor' object", method));
   return tensor_obj(a.pos[0]);
@@ -71,32 +94,57 @@ Value call_prim(Interp& I, TensorObj* self, Prim p, const Tensor& in, const Attr
   return run_prim1(I, result_class(self), p, std::span<const Tensor>(&in, 1), attrs);
 }
 
+// The receiver when it is a tracer (checked usable), else null.
+const TracerObj* tracer_self(Interp& I, Args& a) {
+  if (a.pos.empty() || !is_tracer(a.pos[0])) return nullptr;
+  return &trace::usable(I, a.pos[0]);
+}
+
+// Records a one-input primitive on a tracer value.
+Value trace_prim(Interp& I, const Value& x, Prim p, const Attrs& attrs) {
+  return trace::apply_prim(I, p, std::span<const Value>(&x, 1), attrs);
+}
+
+std::vector<int64_t> reversed_perm(int ndim) {
+  std::vector<int64_t> perm;
+  for (int i = ndim - 1; i >= 0; --i) perm.push_back(i);
+  return perm;
+}
+
 // ------------------------------------------------------------- properties
 
 Value prop_shape(Interp& I, Args& a, Object*) {
-  const Tensor& t = self_tensor(I, a, "shape")->t;
+  const TracerObj* tr = tracer_self(I, a);
+  const Dims& shape = tr ? tr->spec.shape : self_tensor(I, a, "shape")->t.shape();
   std::vector<Value> dims;
-  for (int64_t d : t.shape()) dims.push_back(Value::integer(d));
+  for (int64_t d : shape) dims.push_back(Value::integer(d));
   return new_tuple(std::move(dims));
 }
 
 Value prop_dtype(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) return dtype_value(tensor_class_of(tr), tr->spec.dtype);
   TensorObj* o = self_tensor(I, a, "dtype");
   return dtype_value(tensor_class_of(o), o->t.dtype());
 }
 
-Value prop_ndim(Interp& I, Args& a, Object*) { return Value::integer(self_tensor(I, a, "ndim")->t.ndim()); }
-Value prop_size(Interp& I, Args& a, Object*) { return Value::integer(self_tensor(I, a, "size")->t.numel()); }
+Value prop_ndim(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) return Value::integer(tr->spec.shape.size());
+  return Value::integer(self_tensor(I, a, "ndim")->t.ndim());
+}
+Value prop_size(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) return Value::integer(tr->spec.shape.product());
+  return Value::integer(self_tensor(I, a, "size")->t.numel());
+}
 
 Tensor reversed_axes_transpose(Interp& I, const Tensor& t) {
-  std::vector<int64_t> perm;
-  for (int i = t.ndim() - 1; i >= 0; --i) perm.push_back(i);
   Tensor in = t;
-  Attrs attrs{{"perm", perm}};
+  Attrs attrs{{"perm", reversed_perm(t.ndim())}};
   return kernel_call(I, [&] { return kernels::execute1(Prim::transpose, std::span<const Tensor>(&in, 1), attrs); });
 }
 
 Value prop_T(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a))
+    return trace_prim(I, a.pos[0], Prim::transpose, Attrs{{"perm", reversed_perm(tr->spec.shape.size())}});
   TensorObj* o = self_tensor(I, a, "T");
   return wrap_tensor(result_class(o), reversed_axes_transpose(I, o->t));
 }
@@ -170,26 +218,36 @@ Value param_new(Interp& I, Args& a, Object*) {
 // ---------------------------------------------------------------- methods
 
 Value m_astype(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "astype");
+  const TracerObj* tr = tracer_self(I, a);
+  TensorObj* o = tr ? nullptr : self_tensor(I, a, "astype");
   Value v[1];
   Args rest = method_args(a);
   bind_args(I, "astype", rest, {"dtype"}, 1, v);
   Attrs attrs{{"dtype", dtype_arg(I, v[0], "astype")}};
+  if (tr) return trace_prim(I, a.pos[0], Prim::cast, attrs);
   return call_prim(I, o, Prim::cast, o->t, attrs);
 }
 
 Value m_reshape(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "reshape");
+  const TracerObj* tr = tracer_self(I, a);
+  TensorObj* o = tr ? nullptr : self_tensor(I, a, "reshape");
   no_kwargs(I, "reshape", a);
   Attrs attrs{{"shape", ints_from_args(I, a.pos.subspan(1))}};
+  if (tr) return trace_prim(I, a.pos[0], Prim::reshape, attrs);
   // The reshape primitive is a view; a strided tensor is made contiguous first (NumPy copies then too).
   Tensor in = o->t.is_contiguous() ? o->t : kernel_call(I, [&] { return o->t.contiguous(); });
   return call_prim(I, o, Prim::reshape, in, attrs);
 }
 
 Value m_transpose(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "transpose");
+  const TracerObj* tr = tracer_self(I, a);
+  TensorObj* o = tr ? nullptr : self_tensor(I, a, "transpose");
   no_kwargs(I, "transpose", a);
+  if (tr) {
+    std::vector<int64_t> perm =
+        a.pos.size() == 1 ? reversed_perm(tr->spec.shape.size()) : ints_from_args(I, a.pos.subspan(1));
+    return trace_prim(I, a.pos[0], Prim::transpose, Attrs{{"perm", perm}});
+  }
   if (a.pos.size() == 1) return wrap_tensor(result_class(o), reversed_axes_transpose(I, o->t));
   Attrs attrs{{"perm", ints_from_args(I, a.pos.subspan(1))}};
   return call_prim(I, o, Prim::transpose, o->t, attrs);
@@ -198,15 +256,44 @@ Value m_transpose(Interp& I, Args& a, Object*) {
 template <Prim p>
 Value m_reduce(Interp& I, Args& a, Object*) {
   const char* name = p == Prim::reduce_sum ? "sum" : p == Prim::reduce_max ? "max" : "min";
-  TensorObj* o = self_tensor(I, a, name);
+  const TracerObj* tr = tracer_self(I, a);
+  TensorObj* o = tr ? nullptr : self_tensor(I, a, name);
   Value v[2];
   Args rest = method_args(a);
   bind_args(I, name, rest, {"axis", "keep_dims"}, 0, v);
-  Attrs attrs{{"axes", axes_arg(I, v[0], o->t.ndim(), name)}, {"keep_dims", given(v[1]) && I.truthy(v[1])}};
+  int ndim = tr ? tr->spec.shape.size() : o->t.ndim();
+  Attrs attrs{{"axes", axes_arg(I, v[0], ndim, name)}, {"keep_dims", given(v[1]) && I.truthy(v[1])}};
+  if (tr) return trace_prim(I, a.pos[0], p, attrs);
   return call_prim(I, o, p, o->t, attrs);
 }
 
+// The number of elements a mean over `axes` divides by: the input's count
+// over the output's, or, for an empty input, the product of the reduced
+// dimensions (the reduction has validated the axes).
+int64_t mean_count(const Dims& in, int64_t out_numel, const std::vector<int64_t>& axes) {
+  if (in.product() != 0) return out_numel == 0 ? 0 : in.product() / out_numel;
+  int64_t count = 1;
+  for (int64_t ax : axes) count *= in[static_cast<int>(ax < 0 ? ax + in.size() : ax)];
+  return count;
+}
+
+// mean() of a tracer: the same cast, sum and division, recorded.
+Value traced_mean(Interp& I, const TracerObj& tr, Value x, const std::vector<int64_t>& axes, bool keep) {
+  if (!kernels::is_floating(tr.spec.dtype)) x = trace_prim(I, x, Prim::cast, Attrs{{"dtype", DType::Float32}});
+  Value s = trace_prim(I, x, Prim::reduce_sum, Attrs{{"axes", axes}, {"keep_dims", keep}});
+  int64_t count = mean_count(tr.spec.shape, tracer_obj(s)->spec.shape.product(), axes);
+  Value in[2] = {s, Value::number(static_cast<double>(count))};
+  return trace::apply_prim(I, Prim::div, in, {});
+}
+
 Value m_mean(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) {
+    Value v[2];
+    Args rest = method_args(a);
+    bind_args(I, "mean", rest, {"axis", "keep_dims"}, 0, v);
+    std::vector<int64_t> axes = axes_arg(I, v[0], tr->spec.shape.size(), "mean");
+    return traced_mean(I, *tr, a.pos[0], axes, given(v[1]) && I.truthy(v[1]));
+  }
   TensorObj* o = self_tensor(I, a, "mean");
   Value v[2];
   Args rest = method_args(a);
@@ -218,12 +305,7 @@ Value m_mean(Interp& I, Args& a, Object*) {
     if (!kernels::is_floating(x.dtype()))
       x = kernels::execute1(Prim::cast, std::span<const Tensor>(&x, 1), Attrs{{"dtype", DType::Float32}});
     Tensor s = kernels::execute1(Prim::reduce_sum, std::span<const Tensor>(&x, 1), attrs);
-    // The count of reduced elements (the reduction validated the axes).
-    int64_t count = s.numel() == 0 ? 0 : x.numel() / s.numel();
-    if (x.numel() == 0) {
-      count = 1;
-      for (int64_t ax : axes) count *= x.dim(static_cast<int>(ax < 0 ? ax + x.ndim() : ax));
-    }
+    int64_t count = mean_count(x.shape(), s.numel(), axes);
     Tensor in[2] = {s, Tensor::scalar(s.dtype(), static_cast<double>(count))};
     return kernels::execute1(Prim::div, in, {});
   });
@@ -233,14 +315,21 @@ Value m_mean(Interp& I, Args& a, Object*) {
 template <Prim p>
 Value m_arg(Interp& I, Args& a, Object*) {
   const char* name = p == Prim::argmax ? "argmax" : "argmin";
-  TensorObj* o = self_tensor(I, a, name);
+  const TracerObj* tr = tracer_self(I, a);
+  TensorObj* o = tr ? nullptr : self_tensor(I, a, name);
   Value v[2];
   Args rest = method_args(a);
   bind_args(I, name, rest, {"axis", "keep_dims"}, 0, v);
   bool keep = given(v[1]) && I.truthy(v[1]);
   if (given_not_none(v[0])) {
     Attrs attrs{{"axis", arg_index(I, v[0])}, {"keep_dims", keep}};
+    if (tr) return trace_prim(I, a.pos[0], p, attrs);
     return call_prim(I, o, p, o->t, attrs);
+  }
+  if (tr) {
+    Value flat =
+        trace_prim(I, a.pos[0], Prim::reshape, Attrs{{"shape", std::vector<int64_t>{tr->spec.shape.product()}}});
+    return trace_prim(I, flat, p, Attrs{{"axis", int64_t{0}}, {"keep_dims", false}});
   }
   // Over the flattened tensor.
   Tensor flat = kernel_call(I, [&] {
@@ -264,6 +353,12 @@ Value m_tolist(Interp& I, Args& a, Object*) {
   return tensor_to_list(I, o->t);
 }
 
+Value m_asnumpy(Interp& I, Args& a, Object*) {
+  TensorObj* o = self_tensor(I, a, "asnumpy");
+  method_noargs(I, a, "Tensor", "asnumpy");
+  return tensor_to_list(I, o->t);
+}
+
 Value m_copy(Interp& I, Args& a, Object*) {
   TensorObj* o = self_tensor(I, a, "copy");
   method_noargs(I, a, "Tensor", "copy");
@@ -271,39 +366,56 @@ Value m_copy(Interp& I, Args& a, Object*) {
 }
 
 Value m_numel(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) {
+    method_noargs(I, a, "Tensor", "numel");
+    return Value::integer(tr->spec.shape.product());
+  }
   TensorObj* o = self_tensor(I, a, "numel");
   method_noargs(I, a, "Tensor", "numel");
   return Value::integer(o->t.numel());
 }
 
 Value m_dim(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) {
+    method_noargs(I, a, "Tensor", "dim");
+    return Value::integer(tr->spec.shape.size());
+  }
   TensorObj* o = self_tensor(I, a, "dim");
   method_noargs(I, a, "Tensor", "dim");
   return Value::integer(o->t.ndim());
 }
 
 Value m_len(Interp& I, Args& a, Object*) {
+  if (const TracerObj* tr = tracer_self(I, a)) {
+    if (tr->spec.shape.empty()) raise_type_error(I, "len() of a 0-d tensor");
+    return Value::integer(tr->spec.shape[0]);
+  }
   TensorObj* o = self_tensor(I, a, "__len__");
   if (o->t.ndim() == 0) raise_type_error(I, "len() of a 0-d tensor");
   return Value::integer(o->t.dim(0));
 }
 
+// Iterates over the first axis (x[0], x[1], ...); a tracer's items are
+// traced indexing.
 struct TensorIter final : Iterator {
-  explicit TensorIter(Value s) : src(std::move(s)) {}
+  TensorIter(Value s, int64_t len) : src(std::move(s)), n(len) {}
   Value src;
+  int64_t n;
   int64_t i = 0;
   bool next(Interp& I, Value& out) override {
-    if (i >= tensor_of(src).dim(0)) return false;
-    out = tensor_getitem(I, src, Value::integer(i++));
+    if (i >= n) return false;
+    Value key = Value::integer(i++);
+    out = is_tracer(src) ? tracer_getitem(I, src, key) : tensor_getitem(I, src, key);
     return true;
   }
   const char* type_name() const override { return "tensor_iterator"; }
 };
 
 Value m_iter(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "__iter__");
-  if (o->t.ndim() == 0) raise_type_error(I, "iteration over a 0-d tensor");
-  return Value::object(new TensorIter(a.pos[0]));
+  const TracerObj* tr = tracer_self(I, a);
+  const Dims& shape = tr ? tr->spec.shape : self_tensor(I, a, "__iter__")->t.shape();
+  if (shape.empty()) raise_type_error(I, "iteration over a 0-d tensor");
+  return Value::object(new TensorIter(a.pos[0], shape[0]));
 }
 
 const Tensor& one_element(Interp& I, TensorObj* o) {
@@ -335,11 +447,15 @@ Value m_index(Interp& I, Args& a, Object*) {
 }
 
 Value m_hash(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "__hash__");
+  // By identity, as for tensors (a tracer is hashable while its trace runs).
+  NativeData* o = tracer_self(I, a) ? a.pos[0].as<NativeData>() : self_tensor(I, a, "__hash__");
   return Value::integer(static_cast<int64_t>(reinterpret_cast<uintptr_t>(o) >> 4));
 }
 
 Value m_repr(Interp& I, Args& a, Object*) {
+  // A tracer's repr works even after its trace (it shows no values), so
+  // error messages can name it.
+  if (!a.pos.empty() && is_tracer(a.pos[0])) return str_value(tracer_repr(tracer_obj(a.pos[0])->spec));
   TensorObj* o = self_tensor(I, a, "__repr__");
   if (o->param)
     return str_value(fmt::format("Parameter (name={}, shape={}, dtype={}, requires_grad={})", o->param->name,
@@ -348,7 +464,17 @@ Value m_repr(Interp& I, Args& a, Object*) {
   return str_value(tensor_repr(o->t));
 }
 
+// str() and print() show a tensor's values, which a tracer does not have.
+Value m_str(Interp& I, Args& a, Object* data) {
+  if (!a.pos.empty() && is_tracer(a.pos[0])) trace::needs_value(I, a.pos[0], "str() or print() of a tensor");
+  return m_repr(I, a, data);
+}
+
 Value m_getitem(Interp& I, Args& a, Object*) {
+  if (!a.pos.empty() && is_tracer(a.pos[0])) {
+    if (a.pos.size() != 2) raise_type_error(I, "__getitem__ takes exactly one argument");
+    return tracer_getitem(I, a.pos[0], a.pos[1]);
+  }
   self_tensor(I, a, "__getitem__");
   if (a.pos.size() != 2) raise_type_error(I, "__getitem__ takes exactly one argument");
   return tensor_getitem(I, a.pos[0], a.pos[1]);
@@ -402,7 +528,7 @@ void init_tensor_methods(Interp& I, TensorClass* t, TensorClass* p) {
   I.def_method(t, "argmin", m_arg<Prim::argmin>);
   I.def_method(t, "item", m_item);
   I.def_method(t, "tolist", m_tolist);
-  I.def_method(t, "asnumpy", m_tolist);
+  I.def_method(t, "asnumpy", m_asnumpy);
   I.def_method(t, "copy", m_copy);
   I.def_method(t, "numel", m_numel);
   I.def_method(t, "dim", m_dim);
@@ -413,7 +539,7 @@ void init_tensor_methods(Interp& I, TensorClass* t, TensorClass* p) {
   I.def_method(t, "__index__", m_index);
   I.def_method(t, "__hash__", m_hash);
   I.def_method(t, "__repr__", m_repr);
-  I.def_method(t, "__str__", m_repr);
+  I.def_method(t, "__str__", m_str);
   I.def_method(t, "__getitem__", m_getitem);
   I.def_method(t, "__setitem__", m_setitem);
   I.def_method(p, "set_data", p_set_data);

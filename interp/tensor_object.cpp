@@ -7,7 +7,8 @@
 // second stores the values. Checking first means a ragged list fails before
 // anything is allocated, with the position of the first offending item.
 // Integers are stored without a detour through double, so int64 values keep
-// all 64 bits.
+// all 64 bits. A tracer is never converted: a concrete tensor cannot hold
+// traced values (interp/trace.h), which is a trace error.
 #include "interp/tensor_object.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 
 #include "interp/native_args.h"
+#include "interp/trace.h"
 #include "kernels/errors.h"
 
 namespace msl {
@@ -202,6 +204,8 @@ struct ListBuilder {
       if ((++visited & 0x3FF) == 0) tick(I);
       return;
     }
+    if (is_tracer(v))
+      trace::cannot_trace(I, v, fmt::format("{}: a list holding a traced tensor cannot become a tensor", fname));
     if (is_tensor(v)) {
       const Tensor& t = tensor_of(v);
       bool ok = t.ndim() == shape.size() - depth;
@@ -252,6 +256,8 @@ constexpr int64_t kMaxListElements = int64_t(1) << 31;
 }  // namespace
 
 Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const char* fname) {
+  if (is_tracer(v))
+    trace::cannot_trace(I, v, fmt::format("{}: a traced tensor cannot be copied into a new tensor", fname));
   if (is_tensor(v)) {
     const Tensor& src = tensor_of(v);
     return kernel_call(I, [&] {

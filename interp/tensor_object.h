@@ -17,6 +17,12 @@
 //  - Kernel errors are C++ exceptions (kernels/errors.h); every call into
 //    kernels/ goes through kernel_call, which turns them into the MSL
 //    exceptions of the same meaning at the current MSL line.
+//  - A tracer (interp/trace.h) is a different C++ type, TracerObj, of the
+//    same Tensor class: `isinstance(x, Tensor)`, `x.shape` and the methods
+//    find it like a tensor, but is_tensor() is false, so no path that reads
+//    tensor data can receive one by accident. The paths that accept tracers
+//    test is_tracer() explicitly and hand over to the trace; every other path
+//    rejects it as a non-tensor or with the trace's clear error.
 #pragma once
 
 #include <memory>
@@ -27,6 +33,13 @@
 #include "interp/object.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+
+namespace msl::ir {
+class Node;
+}
+namespace msl::trace {
+struct TraceState;
+}
 
 namespace msl {
 
@@ -60,14 +73,29 @@ struct TensorClass final : Class {
   Value dtypes[kernels::kNumDTypes];  // one DTypeObj per dtype, shared by both classes
 };
 
+// A tensor being traced: its dtype and shape, the graph node that computes
+// it, and the trace it belongs to (kept alive by the tracer so that using a
+// tracer after its trace has ended is a clear error, not a dangling pointer).
+struct TracerObj final : NativeData {
+  TracerObj(Ref<Class> c, kernels::TensorSpec s, ir::Node* n, std::shared_ptr<trace::TraceState> tr)
+      : NativeData(std::move(c)), spec(std::move(s)), node(n), trace(std::move(tr)) {}
+  kernels::TensorSpec spec;
+  ir::Node* node;
+  std::shared_ptr<trace::TraceState> trace;
+};
+
 // ------------------------------------------------------------- recognizing
 
 inline bool is_tensor(const Value& v) { return v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(TensorObj); }
 inline TensorObj* tensor_obj(const Value& v) { return static_cast<TensorObj*>(v.obj()); }
 inline const kernels::Tensor& tensor_of(const Value& v) { return tensor_obj(v)->t; }
+inline bool is_tracer(const Value& v) { return v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(TracerObj); }
+inline TracerObj* tracer_obj(const Value& v) { return static_cast<TracerObj*>(v.obj()); }
+// A tensor or a tracer: what tensor operators and primitives take.
+inline bool is_tensor_or_tracer(const Value& v) { return is_tensor(v) || is_tracer(v); }
 inline bool is_dtype_obj(const Value& v) { return v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(DTypeObj); }
 
-inline TensorClass* tensor_class_of(const TensorObj* o) { return static_cast<TensorClass*>(o->cls.get()); }
+inline TensorClass* tensor_class_of(const NativeData* o) { return static_cast<TensorClass*>(o->cls.get()); }
 // The Tensor class of the interpreter that made `o`, for results.
 inline Class* result_class(const TensorObj* o) { return tensor_class_of(o)->tensor_cls; }
 
@@ -152,10 +180,14 @@ Value run_prim1(Interp& I, Class* tensor_cls, kernels::Prim p, std::span<const k
 std::string tensor_repr(const kernels::Tensor& t);
 // NumPy's str() of the values alone.
 std::string tensor_values_str(const kernels::Tensor& t);
+// repr of a tracer: "Tracer(shape=[2, 3], dtype=Float32)".
+std::string tracer_repr(const kernels::TensorSpec& s);
 
 // x[key] and x[key] = v.
 Value tensor_getitem(Interp& I, const Value& self, const Value& key);
 void tensor_setitem(Interp& I, const Value& self, const Value& key, const Value& v);
+// x[key] on a tracer (tensor_index.cpp).
+Value tracer_getitem(Interp& I, const Value& self, const Value& key);
 
 // Class setup (tensor_methods.cpp, tensor_ops.cpp): defines the methods of
 // Tensor and Parameter.

@@ -12,10 +12,17 @@
 // widen the tensor's dtype, except that a float turns an integer tensor
 // into float32. In-place operators (`x += y`) rebind to a new tensor, as
 // MindSpore's do.
+//
+// Tracers (interp/trace.h) reach these operators through the dunder
+// methods (the interpreter's fast path only recognizes concrete tensors) or
+// as the other operand of a tensor; the operator is then recorded into the
+// trace with the same operand rules, and truth values raise the trace's
+// error.
 #include <fmt/format.h>
 
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
+#include "interp/trace.h"
 
 namespace msl {
 
@@ -86,6 +93,87 @@ Value matmul(Interp& I, Class* cls, const Tensor& a, const Tensor& b) {
                                   kernels::dtype_display_name(a), kernels::dtype_display_name(b)));
 }
 
+// ---------------------------------------------------------------- tracers
+
+DType dtype_of(const Value& v) { return is_tracer(v) ? tracer_obj(v)->spec.dtype : tensor_of(v).dtype(); }
+const Dims& shape_of(const Value& v) { return is_tracer(v) ? tracer_obj(v)->spec.shape : tensor_of(v).shape(); }
+
+// operand_pair() for operands at least one of which is a tracer: each as a
+// tracer or a tensor, numbers and lists converted as for concrete tensors
+// against the dtype of `self` (the first tracer or tensor operand). False
+// when an operand cannot be one.
+bool traced_operands(Interp& I, const Value& a, const Value& b, Prim p, Value in[2]) {
+  const Value& self = is_tensor_or_tracer(a) ? a : b;
+  const Value* v[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    if (is_tracer(*v[i])) trace::usable(I, *v[i]);
+    if (is_tensor_or_tracer(*v[i])) {
+      in[i] = *v[i];
+      continue;
+    }
+    Tensor t;
+    if (!operand_tensor(I, *v[i], dtype_of(self), t, kernels::prim_name(p))) return false;
+    // A plain Tensor (a Parameter's class would make a Parameter without its info).
+    in[i] = wrap_tensor(static_cast<TensorClass*>(self.as<NativeData>()->cls.get())->tensor_cls, std::move(t));
+  }
+  return true;
+}
+
+Value reshaped(Interp& I, const Value& v, const Dims& shape) {
+  Attrs attrs{{"shape", shape.vec()}};
+  if (is_tracer(v)) return trace::apply_prim(I, Prim::reshape, std::span<const Value>(&v, 1), attrs);
+  return run_prim1(I, result_class(tensor_obj(v)), Prim::reshape, std::span<const Tensor>(&tensor_of(v), 1), attrs);
+}
+
+// matmul() above, for operands at least one of which is a tracer.
+Value traced_matmul(Interp& I, Value a, Value b) {
+  const bool row = shape_of(a).size() == 1, col = shape_of(b).size() == 1;
+  if (row) a = reshaped(I, a, Dims{1, shape_of(a)[0]});
+  if (col) b = reshaped(I, b, Dims{shape_of(b)[0], 1});
+  Value in[2] = {a, b};
+  Value r = trace::apply_prim(I, Prim::matmul, in, kNoAttrs);
+  if (!row && !col) return r;
+  const Dims& rs = tracer_obj(r)->spec.shape;
+  Dims shape;
+  for (int i = 0; i < rs.size(); ++i) {
+    if (row && i == rs.size() - 2) continue;
+    if (col && i == rs.size() - 1) continue;
+    shape.push_back(rs[i]);
+  }
+  return reshaped(I, r, shape);
+}
+
+Value traced_binary(Interp& I, BinOp op, Prim p, const Value& a, const Value& b) {
+  Value in[2];
+  if (!traced_operands(I, a, b, p, in)) return Value::undef();
+  switch (op) {
+    case BinOp::MatMul: return traced_matmul(I, in[0], in[1]);
+    case BinOp::BitAnd:
+    case BinOp::BitOr:
+    case BinOp::BitXor:
+      if (dtype_of(in[0]) != DType::Bool || dtype_of(in[1]) != DType::Bool)
+        bool_only(I, ast::to_string(op), dtype_of(in[0]), dtype_of(in[1]));
+      break;
+    default: break;
+  }
+  return trace::apply_prim(I, p, in, kNoAttrs);
+}
+
+Value traced_unary(Interp& I, UnaryOp op, const Value& v) {
+  trace::usable(I, v);
+  switch (op) {
+    case UnaryOp::Not: trace::needs_value(I, v, "`not` of a tensor");
+    case UnaryOp::Pos: return v;
+    case UnaryOp::Neg: return trace::apply_prim(I, Prim::neg, std::span<const Value>(&v, 1), kNoAttrs);
+    case UnaryOp::Invert:
+      if (dtype_of(v) != DType::Bool)
+        raise_type_error(I, fmt::format("operator ~ is only defined for bool tensors, got {}",
+                                        kernels::dtype_display_name(dtype_of(v))));
+      return trace::apply_prim(I, Prim::logical_not, std::span<const Value>(&v, 1), kNoAttrs);
+  }
+  return Value::undef();
+}
+
 }  // namespace
 
 Value run_prim1(Interp& I, Class* tensor_cls, Prim p, std::span<const Tensor> in, const Attrs& attrs) {
@@ -111,13 +199,14 @@ Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
   Prim p;
   if (!binary_prim(op, p)) return Value::undef();
   bool ta = is_tensor(a), tb = is_tensor(b);
-  TensorObj* self = tensor_obj(ta ? a : b);
-  Class* cls = result_class(self);
   if (ta && tb && op != BinOp::MatMul && op < BinOp::BitOr) {
     // Two tensors and an arithmetic operator: the common case, straight through.
     const Tensor in[2] = {tensor_of(a), tensor_of(b)};
-    return run_prim1(I, cls, p, in, kNoAttrs);
+    return run_prim1(I, result_class(tensor_obj(a)), p, in, kNoAttrs);
   }
+  if (is_tracer(a) || is_tracer(b)) return traced_binary(I, op, p, a, b);
+  TensorObj* self = tensor_obj(ta ? a : b);
+  Class* cls = result_class(self);
   Tensor in[2];
   if (!operand_pair(I, a, b, self->t.dtype(), kernels::prim_name(p), in)) return Value::undef();
   switch (op) {
@@ -137,11 +226,16 @@ Value tensor_compare(Interp& I, CmpOp op, const Value& a, const Value& b) {
   if (op > CmpOp::Ne) return Value::undef();
   Prim p = compare_prim(op);
   bool ta = is_tensor(a), tb = is_tensor(b);
-  TensorObj* self = tensor_obj(ta ? a : b);
   if (ta && tb) {
     const Tensor in[2] = {tensor_of(a), tensor_of(b)};
-    return run_prim1(I, result_class(self), p, in, kNoAttrs);
+    return run_prim1(I, result_class(tensor_obj(a)), p, in, kNoAttrs);
   }
+  if (is_tracer(a) || is_tracer(b)) {
+    Value in[2];
+    if (!traced_operands(I, a, b, p, in)) return Value::undef();
+    return trace::apply_prim(I, p, in, kNoAttrs);
+  }
+  TensorObj* self = tensor_obj(ta ? a : b);
   Tensor in[2];
   if (!operand_pair(I, a, b, self->t.dtype(), kernels::prim_name(p), in)) return Value::undef();
   return run_prim1(I, result_class(self), p, in, kNoAttrs);
@@ -155,6 +249,7 @@ bool tensor_truthy(Interp& I, const Tensor& t) {
 }
 
 Value tensor_unary(Interp& I, UnaryOp op, const Value& v) {
+  if (is_tracer(v)) return traced_unary(I, op, v);
   TensorObj* self = tensor_obj(v);
   switch (op) {
     case UnaryOp::Not: return Value::boolean(!tensor_truthy(I, self->t));
@@ -174,15 +269,15 @@ Value tensor_unary(Interp& I, UnaryOp op, const Value& v) {
 
 namespace {
 
-TensorObj* self_tensor(Interp& I, Args& a, const char* method) {
-  if (a.pos.empty() || !is_tensor(a.pos[0]))
+// The receiver, a tensor or a tracer (the operators take both).
+void check_self(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !is_tensor_or_tracer(a.pos[0]))
     raise_type_error(I, fmt::format("descriptor '{}' requires a 'Tensor' object", method));
-  return tensor_obj(a.pos[0]);
 }
 
 template <BinOp op, bool reflected>
 Value dunder_binary(Interp& I, Args& a, Object*) {
-  self_tensor(I, a, "operator");
+  check_self(I, a, "operator");
   Value v[1];
   Args rest = method_args(a);
   bind_positional(I, "operator", rest, 1, 1, v);
@@ -192,7 +287,7 @@ Value dunder_binary(Interp& I, Args& a, Object*) {
 
 template <CmpOp op>
 Value dunder_compare(Interp& I, Args& a, Object*) {
-  self_tensor(I, a, "comparison");
+  check_self(I, a, "comparison");
   Value v[1];
   Args rest = method_args(a);
   bind_positional(I, "comparison", rest, 1, 1, v);
@@ -202,22 +297,26 @@ Value dunder_compare(Interp& I, Args& a, Object*) {
 
 template <UnaryOp op>
 Value dunder_unary(Interp& I, Args& a, Object*) {
-  self_tensor(I, a, "operator");
+  check_self(I, a, "operator");
   Args rest = method_args(a);
   bind_positional(I, "operator", rest, 0, 0, nullptr);
   return tensor_unary(I, op, a.pos[0]);
 }
 
 Value tensor_abs(Interp& I, Args& a, Object*) {
-  TensorObj* self = self_tensor(I, a, "__abs__");
+  check_self(I, a, "__abs__");
   Args rest = method_args(a);
   bind_positional(I, "__abs__", rest, 0, 0, nullptr);
+  if (is_tracer(a.pos[0])) return trace::apply_prim(I, Prim::abs, a.pos.subspan(0, 1), kNoAttrs);
+  TensorObj* self = tensor_obj(a.pos[0]);
   return run_prim1(I, result_class(self), Prim::abs, std::span<const Tensor>(&self->t, 1), kNoAttrs);
 }
 
 Value tensor_bool(Interp& I, Args& a, Object*) {
-  TensorObj* self = self_tensor(I, a, "__bool__");
-  return Value::boolean(tensor_truthy(I, self->t));
+  check_self(I, a, "__bool__");
+  if (is_tracer(a.pos[0]))
+    trace::needs_value(I, a.pos[0], "the truth value of a tensor (an `if`, `while`, `and`, `or`, `not` or bool())");
+  return Value::boolean(tensor_truthy(I, tensor_obj(a.pos[0])->t));
 }
 
 void def_op(Interp& I, Class* c, const char* name, NativeFn fn) { I.def_method(c, name, fn); }

@@ -23,6 +23,8 @@ std::string const_key(const ConstValue& v) {
     std::memcpy(&bits, d, sizeof bits);
     return key + std::to_string(bits);
   }
+  // Host objects: by identity (their printed names need not be unique).
+  if (auto h = std::get_if<HostRef>(&v)) return key + std::to_string(reinterpret_cast<uintptr_t>(h->get()));
   return key + const_value_str(v);
 }
 
@@ -46,7 +48,7 @@ bool is_pure_graph(const FuncGraph* g, std::unordered_map<const FuncGraph*, bool
       if (!n->is_apply()) continue;
       if (is_effect(n) || is_random(n)) pure = false;
       else if (FuncGraph* callee = n->callee()->as_graph()) pure = is_pure_graph(callee, memo);
-      else if (!n->callee()->is_constant()) pure = false;
+      else if (!n->callee()->is_constant() || n->callee()->as_host()) pure = false;
     }
   memo[g] = pure;
   return pure;
@@ -56,6 +58,7 @@ bool never_merged(const Node* n, std::unordered_map<const FuncGraph*, bool>& pur
   if (is_effect(n) || is_random(n)) return true;
   const Node* callee = n->callee();
   if (!callee->is_constant()) return true;  // a computed function: unknown body
+  if (callee->as_host()) return true;       // host code may have effects
   if (FuncGraph* g = callee->as_graph()) return !is_pure_graph(g, pure_memo);
   return false;
 }

@@ -99,25 +99,44 @@ std::vector<FuncGraph*> nested_graphs(const FuncGraph& g) {
   return out;
 }
 
-std::vector<Node*> free_variables(const FuncGraph& g) {
+namespace {
+
+// free_variables with a guard: graphs on `active` are being computed
+// further up (mutually referring closures); their contribution is already
+// being collected there.
+std::vector<Node*> free_variables_of(const FuncGraph& g, std::unordered_set<const FuncGraph*>& active) {
   std::vector<Node*> out;
   std::unordered_set<const Node*> seen;
-  for (FuncGraph* h : nested_graphs(g))
-    for (Node* n : topo_order(*h)) {
-      auto use = [&](Node* in) {
-        FuncGraph* owner = in->graph();
-        if (in->is_constant() || !owner || owner == &g) return;
-        if (g.is_nested_in(owner) && seen.insert(in).second) out.push_back(in);
-      };
-      for (Node* in : n->inputs()) use(in);
-    }
-  // A graph whose output is itself a free variable (`lambda: x`).
-  for (FuncGraph* h : nested_graphs(g)) {
-    Node* o = h->output();
-    if (o && !o->is_constant() && o->graph() && o->graph() != &g && g.is_nested_in(o->graph()) && seen.insert(o).second)
-      out.push_back(o);
+  auto use = [&](Node* in) {
+    FuncGraph* owner = in->graph();
+    if (in->is_constant() || !owner || owner == &g) return;
+    if (g.is_nested_in(owner) && seen.insert(in).second) out.push_back(in);
+  };
+  active.insert(&g);
+  std::vector<FuncGraph*> nest = nested_graphs(g);
+  for (FuncGraph* h : nest) {
+    for (Node* n : topo_order(*h))
+      for (Node* in : n->inputs()) {
+        use(in);
+        // Making a closure of a graph outside g's nest (a loop body naming
+        // its loop graph, a closure calling a sibling) needs that graph's
+        // captured values: those from outside g are g's too.
+        FuncGraph* ref = in->as_graph();
+        if (ref && ref->parent() && !ref->is_nested_in(&g) && !active.count(ref))
+          for (Node* fv : free_variables_of(*ref, active)) use(fv);
+      }
+    // A graph whose output is itself a free variable (`lambda: x`).
+    if (Node* o = h->output()) use(o);
   }
+  active.erase(&g);
   return out;
+}
+
+}  // namespace
+
+std::vector<Node*> free_variables(const FuncGraph& g) {
+  std::unordered_set<const FuncGraph*> active;
+  return free_variables_of(g, active);
 }
 
 UsersMap compute_users(const FuncGraph& g) {

@@ -82,7 +82,9 @@ std::vector<FuncGraph*> children(const FuncGraph& g);
 std::vector<FuncGraph*> nested_graphs(const FuncGraph& g);
 
 // Nodes owned by strict ancestors of `g` that are used by `g` or by any graph
-// nested in `g`, in first-use order: the values a closure of `g` captures.
+// nested in `g` — or by graphs those reference as constants (transitively),
+// since making such a closure needs its captures — in first-use order: the
+// values a closure of `g` captures.
 std::vector<Node*> free_variables(const FuncGraph& g);
 
 // Who uses a node: (user, input index) pairs.

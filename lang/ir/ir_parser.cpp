@@ -410,6 +410,7 @@ class IrParser {
       }
       return g->constant(it->second);
     }
+    if (ch == '$') c.fail_at(at, "a host object ($name) has no text form and cannot be parsed");
     if (ch == '"') return g->constant(c.string_lit());
     if (c.starts_number()) {
       bool fl;

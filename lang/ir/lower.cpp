@@ -3,6 +3,8 @@
 // defs. The scheme is described in lower.h.
 #include "lang/ir/lower.h"
 
+#include <algorithm>
+
 
 #include "lang/ir/lower_impl.h"
 
@@ -98,24 +100,49 @@ void FnLowerer::unsupported(const Span& s, const std::string& what) const {
   fail(s, what + " is not supported in graph mode", "move it out of construct or use PyNative mode");
 }
 
-FuncGraph* FnLowerer::top_level(const ast::FunctionDef& def) {
-  auto it = done_.find(&def);
-  if (it != done_.end()) return it->second;
-  FuncGraph* g = m_.new_graph(def.name, nullptr, loc(def.span));
-  done_[&def] = g;  // before the body: recursive calls find it
+FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
+  const void* key = r.key ? r.key : r.def ? static_cast<const void*>(r.def) : static_cast<const void*>(r.lambda);
+  auto it = st_.done.find(key);
+  if (it != st_.done.end()) return it->second;
+  const ContextPtr& ctx = r.context ? r.context : ctx_;
+  FnLowerer sub(st_, ctx);
+  Span span = r.def ? r.def->span : r.lambda->span;
+  // A function that prints sequences its prints and calls (lower.h,
+  // "Effects"); a textual check is enough, false positives only add order.
+  uint32_t last = span.end_line;
+  if (r.def && !r.def->body.empty()) last = std::max(last, r.def->body.back()->span.end_line);
+  for (uint32_t line = span.line; line <= last && !sub.effects_; ++line)
+    sub.effects_ = ctx->source && ctx->source->line_text(line).find("print") != std::string_view::npos;
+  std::string name = !r.name.empty() ? r.name : r.def ? r.def->name : "lambda";
+  FuncGraph* g = m_.new_graph(name, st_.root, sub.loc(span));
+  st_.done[key] = g;  // before the body: recursive calls find it
   Env env;
-  lower_def_into(g, def, env);
+  if (r.def) {
+    sub.lower_def_into(g, *r.def, env, r.bound);
+  } else {
+    const ast::Parameters& ps = r.lambda->params;
+    if (ps.vararg || ps.kwarg || !ps.kwonly.empty()) sub.unsupported(r.lambda->span, "lambda with '*' parameters");
+    for (size_t i = r.bound; i < ps.positional.size(); ++i)
+      env.vars[ps.positional[i].name] = g->add_param(ps.positional[i].name, sub.loc(ps.positional[i].span));
+    sub.set_out(g, sub.expr(*r.lambda->body, g, env));
+  }
+  if (!r.defaults.empty()) {
+    std::vector<Node*>& d = st_.defaults[g];
+    for (const ConstValue& v : r.defaults) d.push_back(m_.new_constant(v, nullptr, g->loc()));
+  }
   return g;
 }
 
-void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env) {
+void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound) {
   const ast::Parameters& ps = def.params;
   if (ps.vararg) unsupported(ps.vararg->span, "'*args' parameter");
   if (ps.kwarg) unsupported(ps.kwarg->span, "'**kwargs' parameter");
   if (!ps.kwonly.empty()) unsupported(ps.kwonly[0].span, "keyword-only parameter");
-  if (!def.decorators.empty() && g->parent()) unsupported(def.decorators[0]->span, "decorator");
-  for (auto& p : ps.positional) env.vars[p.name] = g->add_param(p.name, loc(p.span));
-  if (!stmts(pointers(def.body), g, env)) g->set_output(constant(NoneValue{}, def.span));
+  if (!def.decorators.empty() && g->parent() && g->parent() != st_.root)
+    unsupported(def.decorators[0]->span, "decorator");
+  for (size_t i = bound; i < ps.positional.size(); ++i)
+    env.vars[ps.positional[i].name] = g->add_param(ps.positional[i].name, loc(ps.positional[i].span));
+  if (!stmts(pointers(def.body), g, env)) set_out(g, constant(NoneValue{}, def.span));
 }
 
 bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
@@ -160,7 +187,7 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
       }
       case ast::StmtKind::Return: {
         auto* r = s.as<ast::Return>();
-        g->set_output(r->value ? expr(*r->value, g, env) : constant(NoneValue{}, s.span));
+        set_out(g, r->value ? expr(*r->value, g, env) : constant(NoneValue{}, s.span));
         return true;
       }
       case ast::StmtKind::If: {
@@ -214,7 +241,7 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
     Stmts ss = pointers(*bodies[k]);
     if (returns) {
       ss.insert(ss.end(), rest.begin(), rest.end());
-      if (!stmts(ss, br[k], benv[k])) br[k]->set_output(constant(NoneValue{}, s.span));
+      if (!stmts(ss, br[k], benv[k])) set_out(br[k], constant(NoneValue{}, s.span));
     } else {
       stmts(ss, br[k], benv[k]);
     }
@@ -229,13 +256,15 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
     for (int k = 0; k < 2; ++k) {
       std::vector<Node*> outs;
       for (auto& n : joined) outs.push_back(benv[k].lookup(n));
-      br[k]->set_output(br[k]->apply(IrOp::make_tuple, outs, "", loc(s.span)));
+      set_out(br[k], br[k]->apply(IrOp::make_tuple, outs, "", loc(s.span)));
     }
   }
+  if (effects_ && state_of(g)) cond = g->apply(IrOp::depend, {cond, state_of(g)}, "", loc(s.span));
   Node* sw = g->apply(IrOp::switch_, {cond, constant(br[0], s.span), constant(br[1], s.span)}, "", loc(s.span));
   Node* res = g->apply({sw}, "", loc(s.span));
+  if (effects_) sequence(g, res);
   if (returns) {
-    g->set_output(res);
+    set_out(g, res);
     return true;
   }
   for (size_t i = 0; i < joined.size(); ++i)
@@ -299,21 +328,54 @@ void FnLowerer::while_stmt(const ast::Stmt& s, FuncGraph* g, Env& env) {
   std::vector<Node*> next{constant(loop, s.span)};
   if (is_for) next.push_back(bg->apply(kernels::Prim::add, {counter, step}, target, loc(s.span)));
   for (auto& n : carried) next.push_back(benv.lookup(n));
-  bg->set_output(bg->apply(next, "", loc(s.span)));  // the tail call
+  if (effects_) order_after_state(bg, next);
+  Node* tail = bg->apply(next, "", loc(s.span));  // the tail call
+  if (effects_) sequence(bg, tail);
+  set_out(bg, tail);
 
   FuncGraph* xg = m_.new_graph(loop->name() + "_exit", loop, loc(s.span));
-  xg->set_output(xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
+  set_out(xg, xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
 
   Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
-  loop->set_output(loop->apply({sw}, "", loc(s.span)));
+  Node* body_call = loop->apply({sw}, "", loc(s.span));
+  if (effects_) sequence(loop, body_call);
+  set_out(loop, body_call);
 
   std::vector<Node*> init{constant(loop, s.span)};
   if (is_for) init.push_back(start);
   for (auto& n : carried) init.push_back(env.lookup(n));
+  if (effects_) order_after_state(g, init);
   Node* res = g->apply(init, "", loc(s.span));
+  if (effects_) sequence(g, res);
   for (size_t i = 0; i < carried.size(); ++i)
     env.vars[carried[i]] =
         g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, carried[i], loc(s.span));
+}
+
+Node* FnLowerer::state_of(FuncGraph* g) {
+  auto it = st_.effects.find(g);
+  return it == st_.effects.end() ? nullptr : it->second.first;
+}
+
+void FnLowerer::sequence(FuncGraph* g, Node* effect) {
+  Node* u = state_of(g);
+  if (!u) u = m_.new_constant(NoneValue{}, nullptr, effect->loc());  // the graph's initial state
+  st_.effects[g] = {g->apply(IrOp::update_state, {u, effect}, "", effect->loc()), effect};
+}
+
+void FnLowerer::order_after_state(FuncGraph* g, std::vector<Node*>& call) {
+  Node* u = state_of(g);
+  if (!u) return;
+  size_t i = call.size() > 1 ? 1 : 0;
+  call[i] = g->apply(IrOp::depend, {call[i], u}, "", call[i]->loc());
+}
+
+void FnLowerer::set_out(FuncGraph* g, Node* out) {
+  auto it = st_.effects.find(g);
+  // The output waits for the graph's effects, unless it is the last effect.
+  if (it != st_.effects.end() && it->second.second != out)
+    out = g->apply(IrOp::depend, {out, it->second.first}, "", out->loc());
+  g->set_output(out);
 }
 
 FuncGraph* FnLowerer::nested_def(const ast::FunctionDef& def, FuncGraph* g, Env& env) {
@@ -322,18 +384,36 @@ FuncGraph* FnLowerer::nested_def(const ast::FunctionDef& def, FuncGraph* g, Env&
   env.vars[def.name] = constant(ng, def.span);  // visible in its own body: recursion
   Env nenv{&env, {}};
   lower_def_into(ng, def, nenv);
+  // Constant defaults are known now; others would need evaluation here.
+  std::vector<Node*> defaults;
+  for (auto& p : def.params.positional)
+    if (p.default_value) {
+      const ast::Expr& d = *p.default_value;
+      if (d.kind != ast::ExprKind::Constant) unsupported(d.span, "a default value that is not a literal");
+      defaults.push_back(expr(d, g, env));
+    }
+  if (!defaults.empty()) st_.defaults[ng] = std::move(defaults);
   return ng;
 }
 
 }  // namespace lower_detail
 
 FuncGraph* Lowerer::lower(const ast::FunctionDef& def) {
-  if (failed_.count(&def)) return nullptr;
-  std::unordered_set<const ast::FunctionDef*> before;
+  ResolvedName r;
+  r.kind = ResolvedName::Kind::Function;
+  r.def = &def;
+  return lower(r);
+}
+
+FuncGraph* Lowerer::lower(const ResolvedName& fn) {
+  const void* key = fn.key ? fn.key : fn.def ? static_cast<const void*>(fn.def) : static_cast<const void*>(fn.lambda);
+  if (failed_.count(key)) return nullptr;
+  std::unordered_set<const void*> before;
   for (auto& [d, g] : done_) before.insert(d);
-  lower_detail::FnLowerer fl(module_, source_, resolve_, done_);
+  lower_detail::LowerState st{module_, root_, done_, defaults_, {}};
+  lower_detail::FnLowerer fl(st, context_);
   try {
-    return fl.top_level(def);
+    return fl.function_graph(fn);
   } catch (lower_detail::LowerError& e) {
     errors_.push_back(std::move(e.diag));
     // Every function whose lowering this call started is incomplete.

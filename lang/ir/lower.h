@@ -24,6 +24,12 @@
 //     ends in a call of `@loop`, the exit graph returns the variables as a
 //     tuple, unpacked after the loop. Nothing is unrolled.
 //   * Nested def and lambda: graphs nested in the current one (closures).
+//   * Effects: in a function that prints, `print(...)` becomes
+//     print(args..., u) on a per-graph chain of state tokens
+//     (u' = update_state(u, effect)); calls of functions (which may print)
+//     and if/loop calls join the chain too (their first argument depends on
+//     u), and the graph's output depends on the last state, so prints run
+//     in program order and no pass can drop them.
 //   * Anything else is a GraphModeError diagnostic naming the construct and
 //     its position, with the help "move it out of construct or use PyNative
 //     mode". Lowering of one function stops at its first error.
@@ -32,6 +38,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,38 +51,81 @@
 
 namespace msl::ir {
 
+struct ResolvedName;
+// Called with a plain (`relu`) or dotted (`ops.relu`, `P.ReLU`, `self.fc1`)
+// name that is not a local variable.
+using Resolver = std::function<ResolvedName(const std::string&)>;
+// Evaluates a call expression at compile time (a call of a Kind::Static
+// callee whose arguments are constants or global names, e.g.
+// `ops.GradOperation()(f)`) and says what the value means.
+using Evaluator = std::function<ResolvedName(const ast::Expr&)>;
+
+// What names mean inside one function: its file, its globals (the
+// resolver) and compile-time evaluation. Functions from other files (or
+// bound methods, whose `self` is known) bring their own context.
+struct LowerContext {
+  SourcePtr source;
+  Resolver resolve;
+  Evaluator evaluate;  // may be null: static calls are then errors
+};
+using ContextPtr = std::shared_ptr<const LowerContext>;
+
 // What a name that is not a local variable means, as the caller sees it.
 struct ResolvedName {
-  enum class Kind { Unknown, Primitive, Function };
+  enum class Kind {
+    Unknown,
+    Primitive,  // a kernel primitive (`attrs` set for a primitive object)
+    Function,   // a function to lower into the same module (def or lambda)
+    Constant,   // a compile-time value: number, string, tensor, host object
+    Node,       // an existing node, e.g. a parameter of the root graph
+    Static,     // a compile-time function: calls of it are evaluated
+  };
   Kind kind = Kind::Unknown;
-  kernels::Prim prim{};                  // Primitive
-  const ast::FunctionDef* def = nullptr;  // Function: lowered into the same module
+  kernels::Prim prim{};
+  kernels::Attrs attrs;
+  // Function:
+  const ast::FunctionDef* def = nullptr;
+  const ast::Lambda* lambda = nullptr;
+  ContextPtr context;             // names in its body; null: the caller's
+  const void* key = nullptr;      // identity for sharing; null: the definition
+  std::string name;               // graph name; empty: the def's name
+  size_t bound = 0;               // leading parameters bound by the context (`self`)
+  std::vector<ConstValue> defaults;  // of the last defaults.size() parameters
+  // Constant / Node:
+  ConstValue value;
+  Node* node = nullptr;
 };
 
-// Called with a plain (`relu`) or dotted (`ops.relu`, `P.ReLU`) name.
-using Resolver = std::function<ResolvedName(const std::string&)>;
-
 // Lowers function definitions into one module. Functions reached through the
-// resolver are lowered once (by definition) and shared, so recursion and
-// mutual calls produce one graph each.
+// resolver are lowered once (per ResolvedName::key) and shared, so recursion
+// and mutual calls produce one graph each.
 class Lowerer {
  public:
   Lowerer(IrModule& m, SourcePtr source, Resolver resolve)
-      : module_(m), source_(std::move(source)), resolve_(std::move(resolve)) {}
+      : Lowerer(m, std::make_shared<LowerContext>(LowerContext{std::move(source), std::move(resolve), nullptr})) {}
+  Lowerer(IrModule& m, ContextPtr context) : module_(m), context_(std::move(context)) {}
+
+  // Graphs of top-level functions are nested in `root` (null: top-level),
+  // so they can use the root's parameters (e.g. network weights) as free
+  // variables.
+  void set_root(FuncGraph* root) { root_ = root; }
 
   // The graph of `def`, or null after an error (appended to errors(), once:
   // a function that failed, directly or through a function it calls, stays
   // failed). After an error the module may hold partial graphs (without an
   // output): print or run it only when errors() is empty.
   FuncGraph* lower(const ast::FunctionDef& def);
+  // The graph of a resolved function (Kind::Function), same contract.
+  FuncGraph* lower(const ResolvedName& fn);
   const std::vector<Diagnostic>& errors() const { return errors_; }
 
  private:
   IrModule& module_;
-  SourcePtr source_;
-  Resolver resolve_;
-  std::unordered_map<const ast::FunctionDef*, FuncGraph*> done_;
-  std::unordered_set<const ast::FunctionDef*> failed_;
+  ContextPtr context_;
+  FuncGraph* root_ = nullptr;
+  std::unordered_map<const void*, FuncGraph*> done_;
+  std::unordered_map<const FuncGraph*, std::vector<Node*>> defaults_;
+  std::unordered_set<const void*> failed_;
   std::vector<Diagnostic> errors_;
 };
 

@@ -78,17 +78,81 @@ bool FnLowerer::dotted_name(const ast::Expr& e, const Env& env, std::string& out
 }
 
 Node* FnLowerer::resolve_global(const std::string& dotted, const Span& s) {
-  ResolvedName r = resolve_ ? resolve_(dotted) : ResolvedName{};
+  return resolved_node(resolve_ ? resolve_(dotted) : ResolvedName{}, "name '" + dotted + "'", s);
+}
+
+Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, const Span& s) {
   switch (r.kind) {
-    case ResolvedName::Kind::Primitive: return constant(PrimRef{r.prim, {}}, s);
-    case ResolvedName::Kind::Function: {
-      FnLowerer sub(m_, src_, resolve_, done_);
-      return constant(sub.top_level(*r.def), s);
-    }
+    case ResolvedName::Kind::Primitive: return constant(PrimRef{r.prim, r.attrs}, s);
+    case ResolvedName::Kind::Function:
+      if (!r.def && !r.lambda) break;
+      return constant(function_graph(r), s);
+    case ResolvedName::Kind::Constant: return constant(r.value, s);
+    case ResolvedName::Kind::Node:
+      if (r.node) return r.node;
+      break;
+    case ResolvedName::Kind::Static:
+      fail(s, what + " is a compile-time function: call it with constant or global arguments",
+           "e.g. ops.GradOperation()(f) with f a function of the file");
     case ResolvedName::Kind::Unknown: break;
   }
-  fail(s, "name '" + dotted + "' is not defined in graph mode",
-       "graph mode resolves names to local variables, primitives and functions of the file");
+  fail(s, what + " is not defined in graph mode",
+       "graph mode resolves names to local variables, primitives, functions and values of the file");
+}
+
+bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
+  std::string dotted;
+  if (e.kind == ast::ExprKind::Constant) return true;
+  if (dotted_name(e, env, dotted)) return true;  // a global: the evaluator sees it too
+  if (e.kind == ast::ExprKind::Call) return is_static_call(e, env);
+  if (e.kind == ast::ExprKind::Tuple || e.kind == ast::ExprKind::List) {
+    const auto& items = e.kind == ast::ExprKind::Tuple ? e.as<ast::Tuple>()->elts : e.as<ast::List>()->elts;
+    for (auto& x : items)
+      if (!is_static_arg(*x, env)) return false;
+    return true;
+  }
+  return false;
+}
+
+bool FnLowerer::is_static_call(const ast::Expr& e, const Env& env) const {
+  if (e.kind != ast::ExprKind::Call || !ctx_->evaluate) return false;
+  const ast::Call& c = *e.as<ast::Call>();
+  std::string dotted;
+  bool static_callee = dotted_name(*c.func, env, dotted)
+                           ? resolve_ && resolve_(dotted).kind == ResolvedName::Kind::Static
+                           : is_static_call(*c.func, env);
+  if (!static_callee) return false;
+  for (auto& a : c.args)
+    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar || !is_static_arg(*a.value, env))
+      return false;
+  return true;
+}
+
+void FnLowerer::bind_graph_args(FuncGraph* g, std::vector<Node*>& args,
+                                std::vector<std::pair<std::string, Node*>>& kwargs, const ast::Call& c) {
+  const auto& params = g->params();
+  auto dit = st_.defaults.find(g);
+  const std::vector<Node*>* defaults = dit == st_.defaults.end() ? nullptr : &dit->second;
+  size_t first_default = params.size() - (defaults ? defaults->size() : 0);
+  if (args.size() > params.size())
+    fail(c.span, "@" + g->name() + " takes " + std::to_string(params.size()) + " arguments, got " +
+                     std::to_string(args.size()));
+  std::vector<Node*> bound(params.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) bound[i] = args[i];
+  for (auto& [name, v] : kwargs) {
+    size_t i = 0;
+    while (i < params.size() && params[i]->name() != name) ++i;
+    if (i == params.size()) fail(c.span, "@" + g->name() + " got an unexpected keyword argument '" + name + "'");
+    if (bound[i]) fail(c.span, "@" + g->name() + " got multiple values for argument '" + name + "'");
+    bound[i] = v;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (bound[i]) continue;
+    if (i < first_default)
+      fail(c.span, "@" + g->name() + " missing required argument '" + params[i]->name() + "'");
+    bound[i] = (*defaults)[i - first_default];
+  }
+  args = std::move(bound);
 }
 
 Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name) {
@@ -231,21 +295,31 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   Loc l = loc(c.span);
   std::string dotted;
   Node* callee = nullptr;
+  if (is_static_call(c, env)) {
+    // `ops.GradOperation()(f)`, `msl.grad(f)`: made by the host at compile
+    // time; what it makes (a function, a constant) is used here.
+    return resolved_node(ctx_->evaluate(c), "the value of this call", c.span);
+  }
   if (dotted_name(*c.func, env, dotted)) {
-    if (dotted == "print")
-      fail(c.span, "print is not lowered to graph mode yet (effects are not threaded through graphs)",
-           "remove the print or use PyNative mode");
+    if (dotted == "print" && (!resolve_ || resolve_(dotted).kind != ResolvedName::Kind::Function))
+      return print_call(c, g, env);
     callee = resolve_global(dotted, c.func->span);
   } else {
     callee = expr(*c.func, g, env);
   }
   std::vector<Node*> args;
+  std::vector<std::pair<std::string, Node*>> kwargs;
   kernels::Attrs attrs;
   const PrimRef* prim = callee->as_prim();
+  FuncGraph* graph = callee->as_graph();
   for (auto& a : c.args) {
     if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
       unsupported(a.span, "'*' or '**' argument");
     if (a.kind == ast::Arg::Kind::Keyword) {
+      if (graph) {
+        kwargs.emplace_back(a.name, expr(*a.value, g, env));
+        continue;
+      }
       const kernels::AttrSpec* spec = nullptr;
       if (prim)
         for (auto& s : kernels::prim_attrs(prim->prim))
@@ -253,7 +327,7 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
       if (!spec)
         fail(a.span, "keyword argument '" + a.name + "' is not " +
                          (prim ? std::string("an attribute of primitive '") + kernels::prim_name(prim->prim) + "'"
-                               : std::string("supported in a call of a graph")));
+                               : std::string("supported in a call of a computed function")));
       attrs.set(a.name, attr_value(*a.value, spec->kind));
       continue;
     }
@@ -270,8 +344,28 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     }
     return g->apply(prim->prim, args, name, l, all);
   }
+  if (graph) bind_graph_args(graph, args, kwargs, c);
   args.insert(args.begin(), callee);
-  return g->apply(args, name, l);
+  if (!effects_) return g->apply(args, name, l);
+  // The callee may print: the call takes its place on the effect chain.
+  order_after_state(g, args);
+  Node* call = g->apply(args, name, l);
+  sequence(g, call);
+  return call;
+}
+
+// print(a, b, ...): an effect on the graph's chain, the state as last input.
+Node* FnLowerer::print_call(const ast::Call& c, FuncGraph* g, Env& env) {
+  std::vector<Node*> args;
+  for (auto& a : c.args) {
+    if (a.kind != ast::Arg::Kind::Positional) unsupported(a.span, "keyword or '*' argument of print");
+    args.push_back(expr(*a.value, g, env));
+  }
+  Node* u = state_of(g);
+  args.push_back(u ? u : constant(NoneValue{}, c.span));
+  Node* p = g->apply(IrOp::print, args, "", loc(c.span));
+  sequence(g, p);
+  return constant(NoneValue{}, c.span);
 }
 
 Node* FnLowerer::lambda(const ast::Lambda& lam, FuncGraph* g, Env& env) {
@@ -280,7 +374,7 @@ Node* FnLowerer::lambda(const ast::Lambda& lam, FuncGraph* g, Env& env) {
   FuncGraph* lg = m_.new_graph(g->name() + "_lambda", g, loc(lam.span));
   Env lenv{&env, {}};
   for (auto& p : ps.positional) lenv.vars[p.name] = lg->add_param(p.name, loc(p.span));
-  lg->set_output(expr(*lam.body, lg, lenv));
+  set_out(lg, expr(*lam.body, lg, lenv));
   return constant(lg, lam.span);
 }
 
@@ -290,8 +384,8 @@ Node* FnLowerer::if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::
   FuncGraph* t = m_.new_graph(g->name() + "_true", g, loc(e.body->span));
   FuncGraph* f = m_.new_graph(g->name() + "_false", g, loc(e.orelse->span));
   Env te{&env, {}}, fe{&env, {}};
-  t->set_output(expr(*e.body, t, te));
-  f->set_output(expr(*e.orelse, f, fe));
+  set_out(t, expr(*e.body, t, te));
+  set_out(f, expr(*e.orelse, f, fe));
   Node* sw = g->apply(IrOp::switch_, {cond, constant(t, e.span), constant(f, e.span)}, "", loc(e.span));
   return g->apply({sw}, name, loc(e.span));
 }

@@ -33,15 +33,27 @@ struct Env {
 
 using Stmts = std::vector<const ast::Stmt*>;
 
+// What every function lowered by one Lowerer shares.
+struct LowerState {
+  IrModule& m;
+  FuncGraph* root;
+  std::unordered_map<const void*, FuncGraph*>& done;
+  std::unordered_map<const FuncGraph*, std::vector<Node*>>& defaults;  // per graph, of its last parameters
+  // The effect chain of each graph (lower.h, "Effects"): its current state
+  // token and the last effect (print or sequenced call) on it.
+  std::unordered_map<const FuncGraph*, std::pair<Node*, Node*>> effects;
+};
+
 class FnLowerer {
  public:
-  FnLowerer(IrModule& m, const SourcePtr& src, const Resolver& resolve,
-            std::unordered_map<const ast::FunctionDef*, FuncGraph*>& done)
-      : m_(m), src_(src), resolve_(resolve), done_(done) {}
+  FnLowerer(LowerState& st, ContextPtr ctx)
+      : st_(st), m_(st.m), ctx_(std::move(ctx)), src_(ctx_->source), resolve_(ctx_->resolve) {}
 
-  // Fills `g` (already created) from `def`, with `env` as the scope of g.
-  void lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env);
-  FuncGraph* top_level(const ast::FunctionDef& def);
+  // Fills `g` (already created) from `def`, with `env` as the scope of g;
+  // the first `bound` parameters are left to the context (`self`).
+  void lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound = 0);
+  // The graph of a resolved function: lowered on first use, then shared.
+  FuncGraph* function_graph(const ResolvedName& r);
 
   // --- expressions (lower_expr.cpp)
   Node* expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name = "");
@@ -66,14 +78,32 @@ class FnLowerer {
   Node* lambda(const ast::Lambda& l, FuncGraph* g, Env& env);
   Node* if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name);
   Node* resolve_global(const std::string& dotted, const Span& s);
+  // Effects: the current state of g (null: none yet), appending an effect,
+  // and setting g's output after its effects.
+  Node* state_of(FuncGraph* g);
+  void sequence(FuncGraph* g, Node* effect);
+  void set_out(FuncGraph* g, Node* out);
+  // Orders a call (callee, args...) after g's effects so far.
+  void order_after_state(FuncGraph* g, std::vector<Node*>& call);
+  Node* print_call(const ast::Call& c, FuncGraph* g, Env& env);
+  Node* resolved_node(const ResolvedName& r, const std::string& what, const Span& s);
+  // A call that can be evaluated at compile time: its callee is a Static
+  // function (or such a call) and its arguments are literals or globals.
+  bool is_static_call(const ast::Expr& e, const Env& env) const;
+  bool is_static_arg(const ast::Expr& e, const Env& env) const;
+  // Keyword arguments and defaults of a call of graph `g`, as positionals.
+  void bind_graph_args(FuncGraph* g, std::vector<Node*>& args,
+                       std::vector<std::pair<std::string, Node*>>& kwargs, const ast::Call& c);
   bool dotted_name(const ast::Expr& e, const Env& env, std::string& out) const;
   kernels::AttrValue attr_value(const ast::Expr& e, const std::string& kind) const;
 
  private:
+  LowerState& st_;
+  bool effects_ = false;  // the function prints: calls and prints are sequenced
   IrModule& m_;
-  const SourcePtr& src_;
-  const Resolver& resolve_;
-  std::unordered_map<const ast::FunctionDef*, FuncGraph*>& done_;
+  ContextPtr ctx_;
+  SourcePtr src_;
+  Resolver resolve_;
 };
 
 // Names bound by the statements (assignment targets, loop targets, nested

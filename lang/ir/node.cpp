@@ -148,6 +148,8 @@ std::string const_value_str(const ConstValue& v) {
           return s;
         } else if constexpr (std::is_same_v<T, IrOp>) {
           return ir_op_name(x);
+        } else if constexpr (std::is_same_v<T, HostRef>) {
+          return x ? "$" + x->name() : "$<null>";
         } else {
           return x ? "@" + x->name() : "@<null>";
         }

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -71,12 +72,15 @@ class IrModule;
   X(J,             "J",             1)  /* J(fn): the (value, backpropagator) transform of fn */ \
   X(stop_gradient, "stop_gradient", 1) \
   X(zeros_like,    "zeros_like",    1) \
+  X(ones_like,     "ones_like",     1)  /* ones of x's structure: the default output sensitivity */ \
   X(env_new,       "env_new",       0)  /* free-variable sensitivity environments (Myia) */ \
   X(env_getitem,   "env_getitem",   3)  /* env_getitem(env, key, default) */ \
   X(env_setitem,   "env_setitem",   3)  /* env_setitem(env, key, value) */ \
   X(env_add,       "env_add",       2) \
   X(update_state,  "update_state",  2)  /* update_state(u, effect): the next state token */ \
   X(depend,        "depend",        2)  /* depend(value, u): value, ordered after u */ \
+  X(tuple_setitem, "tuple_setitem", 3)  /* tuple_setitem(t, int constant, v): t with item i replaced (AD) */ \
+  X(grad_add,      "grad_add",      2)  /* grad_add(a, b): sum of two sensitivities of any type (AD's hyper_add) */ \
   X(print,         "print",        -1)  /* print(args..., u): effect; last input is the state */
 // clang-format on
 
@@ -99,10 +103,22 @@ struct PrimRef {
 
 struct NoneValue {};
 
+// A host-language object as an IR constant: an interpreter function, a
+// library callable, a gradient rule. Opaque to the IR and its passes (they
+// compare it by identity); the executor calls it through the host, and the
+// AD transform differentiates it by tracing it at the argument shapes.
+class HostObject {
+ public:
+  virtual ~HostObject() = default;
+  // The printer writes `$name`; not necessarily unique.
+  virtual std::string name() const = 0;
+};
+using HostRef = std::shared_ptr<const HostObject>;
+
 // The value of a Constant node. Tensors are reference-counted handles, so
 // copying a ConstValue is cheap.
 using ConstValue =
-    std::variant<NoneValue, bool, int64_t, double, std::string, kernels::Tensor, PrimRef, IrOp, FuncGraph*>;
+    std::variant<NoneValue, bool, int64_t, double, std::string, kernels::Tensor, PrimRef, IrOp, FuncGraph*, HostRef>;
 
 // A source position for error messages and the printer's "# In file" lines.
 // `file` points to a name interned by the IrModule (stable for its lifetime);
@@ -149,6 +165,10 @@ class Node {
     auto p = std::get_if<FuncGraph*>(&value_);
     return p ? *p : nullptr;
   }
+  const HostObject* as_host() const {
+    auto p = std::get_if<HostRef>(&value_);
+    return p ? p->get() : nullptr;
+  }
   // True for an Apply whose callee is the constant primitive `p` / operator `op`.
   bool is_call_of(kernels::Prim p) const;
   bool is_call_of(IrOp op) const;
@@ -169,7 +189,7 @@ class Node {
 
 // The constant's value as the printer writes it: `1`, `1.0`, `"s"`, `None`,
 // `True`, `mul`, `reduce_sum[axes=(0,), keep_dims=True]`, `make_tuple`, `@g`,
-// `Tensor[Float32](2)[1.0, 2.0]`.
+// `Tensor[Float32](2)[1.0, 2.0]`, `$host_name`.
 std::string const_value_str(const ConstValue& v);
 // An attribute value as the printer writes it (the parser reads the same):
 // True/False, 3, 3.0, (1, 2) / (1,) / (), "str", Float32.

@@ -32,7 +32,7 @@ void check_callee_arity(const FuncGraph& g, const Node* n, std::vector<std::stri
     if (want >= 0 && have != want)
       errs.push_back("@" + g.name() + ": " + where(n) + ": operator " + ir_op_name(*op) + " takes " +
                      std::to_string(want) + " argument(s), got " + std::to_string(have));
-  } else if (!callee->as_graph()) {
+  } else if (!callee->as_graph() && !callee->as_host()) {
     // None/int/float/str/tensor constants cannot be called.
     errs.push_back("@" + g.name() + ": " + where(n) +
                    ": callee is a constant that is not callable: " + const_value_str(callee->value()));

@@ -48,10 +48,30 @@ TEST_CASE("python scalars take the dtype of the first tensor input") {
   RtValue r = run(*m, "f", {tensor(DType::Int32, {3}, {1, 2, 3})});
   CHECK(r.tensor().dtype() == DType::Int32);
   CHECK(values(r) == std::vector<double>{9, 12, 15});
-  // No tensor at all: ints become Int64 tensors.
+  // No tensor at all: Python numbers stay numbers (Python semantics).
   RtValue s = run(*m, "f", {RtValue(int64_t{4})});
-  CHECK(s.tensor().dtype() == DType::Int64);
-  CHECK(scalar(s) == 18);
+  CHECK(s.as<int64_t>() == 18);
+}
+
+TEST_CASE("arithmetic on Python numbers follows Python") {
+  auto m = parse(
+      "subgraph @f(%para1_a, %para2_b) {\n"
+      "  %0 = floordiv(%para1_a, %para2_b)\n"
+      "  %1 = mod(%para1_a, %para2_b)\n"
+      "  %2 = div(%para1_a, %para2_b)\n"
+      "  %3 = less(%para1_a, %para2_b)\n"
+      "  %4 = mul(%para1_a, 0.5)\n"
+      "  %5 = make_tuple(%0, %1, %2, %3, %4)\n"
+      "  return(%5)\n"
+      "}\n");
+  RtValue r = run(*m, "f", {RtValue(int64_t{-7}), RtValue(int64_t{2})});
+  CHECK(r.tuple()[0].as<int64_t>() == -4);  // floor, not truncation
+  CHECK(r.tuple()[1].as<int64_t>() == 1);
+  CHECK(r.tuple()[2].as<double>() == -3.5);  // true division gives a float
+  CHECK(r.tuple()[3].as<bool>() == true);
+  CHECK(r.tuple()[4].as<double>() == -3.5);
+  CHECK(run_error(*m, "f", {RtValue(int64_t{1}), RtValue(int64_t{0})}).find("division or modulo by zero") !=
+        std::string::npos);
 }
 
 TEST_CASE("multi-output primitives give a tuple") {
@@ -175,8 +195,7 @@ TEST_CASE("a while loop as a tail-recursive graph runs 100000 iterations") {
   ExecOptions opts;
   opts.max_depth = 8;  // tail calls must not count
   RtValue r = run(*m, "loop", {RtValue(int64_t{1}), RtValue(int64_t{0})}, opts);
-  CHECK(r.tensor().dtype() == DType::Int64);
-  CHECK(*r.tensor().data<int64_t>() == expect);
+  CHECK(r.as<int64_t>() == expect);
 }
 
 namespace {

@@ -47,7 +47,7 @@ TEST_CASE("unknown names and bad keyword arguments") {
         "t.msl:2:12: error: name 'frobnicate' is not defined in graph mode\n"
         "        return frobnicate(x)\n"
         "               ^^^^^^^^^^\n"
-        "help: graph mode resolves names to local variables, primitives and functions of the file\n");
+        "help: graph mode resolves names to local variables, primitives, functions and values of the file\n");
   std::string e = first_error("def f(x):\n    return ops.relu(x, axis=1)\n");
   CHECK(e.substr(0, e.find('\n')) ==
         "t.msl:2:24: error: keyword argument 'axis' is not an attribute of primitive 'relu'");
@@ -70,14 +70,33 @@ TEST_CASE("a failing callee is reported once and fails its callers") {
   CHECK(r.graphs[1] == nullptr);
 }
 
-TEST_CASE("print is reported as not lowered yet") {
-  std::string e = first_error("def f(x):\n    print(x)\n    return x\n");
-  CHECK(e.substr(0, e.find('\n')) ==
-        "t.msl:2:5: error: print is not lowered to graph mode yet (effects are not threaded through graphs)");
+TEST_CASE("print takes positional arguments only in graph mode") {
+  std::string e = first_error("def f(x):\n    print(x, end='')\n    return x\n");
+  CHECK(e.substr(0, e.find('\n')) == "t.msl:2:14: error: keyword or '*' argument of print is not supported in graph mode");
 }
 
-TEST_CASE("keyword arguments in a call of a graph are rejected") {
-  std::string e = first_error("def g(a):\n    return a\ndef f(x):\n    return g(a=x)\n");
-  CHECK(e.substr(0, e.find('\n')) ==
-        "t.msl:4:14: error: keyword argument 'a' is not supported in a call of a graph");
+TEST_CASE("prints and calls form one state chain; the output waits for it") {
+  Lowered r = lower_source("def g(y):\n    return y\ndef f(x):\n    print(x)\n    y = g(x)\n    print(y, 2)\n    return y\n");
+  REQUIRE(r.errors.empty());
+  std::string t = r.text();
+  // The first print starts from the initial state; the call waits for it;
+  // the second print takes the state after the call; the output depends on
+  // the last state.
+  CHECK(t.find("%0 = print(%para1_x, None)") != std::string::npos);
+  CHECK(t.find("%1 = update_state(None, %0)") != std::string::npos);
+  CHECK(t.find("%2 = depend(%para1_x, %1)") != std::string::npos);
+  CHECK(t.find("%3(y) = @g(%2)") != std::string::npos);
+  CHECK(t.find("%4 = update_state(%1, %3)") != std::string::npos);
+  CHECK(t.find("%5 = print(%3, 2, %4)") != std::string::npos);
+  CHECK(t.find("%7 = depend(%3, %6)") != std::string::npos);
+  CHECK(t.find("return(%7)") != std::string::npos);
+}
+
+TEST_CASE("keyword arguments of a graph call: unknown, repeated and missing ones are errors") {
+  std::string e = first_error("def g(a):\n    return a\ndef f(x):\n    return g(b=x)\n");
+  CHECK(e.substr(0, e.find('\n')) == "t.msl:4:12: error: @g got an unexpected keyword argument 'b'");
+  e = first_error("def g(a):\n    return a\ndef f(x):\n    return g(x, a=x)\n");
+  CHECK(e.substr(0, e.find('\n')) == "t.msl:4:12: error: @g got multiple values for argument 'a'");
+  e = first_error("def g(a, b):\n    return a\ndef f(x):\n    return g(b=x)\n");
+  CHECK(e.substr(0, e.find('\n')) == "t.msl:4:12: error: @g missing required argument 'a'");
 }

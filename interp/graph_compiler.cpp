@@ -1,0 +1,489 @@
+// Lowering live MSL callables to graphs, gradient graphs, and calls. The
+// scheme is described in graph_compiler.h.
+#include "interp/graph_compiler.h"
+
+#include <sstream>
+
+#include "interp/graph_compiler_impl.h"
+#include "interp/graph_values.h"
+#include "interp/native_args.h"
+#include "interp/nodes.h"
+#include "interp/tensor_object.h"
+#include "lang/ir/printer.h"
+
+namespace msl {
+
+bool native_primitive(const Value& v, kernels::Prim& out);  // module_msl_core.cpp
+
+using ir::FuncGraph;
+using ir::IrOp;
+using ir::Node;
+using ir::ResolvedName;
+
+namespace {
+
+bool is_library(const Function* f) {
+  if (!f->module) return false;
+  const std::string& n = f->module->name->s;
+  return n == "msl" || n.rfind("msl.", 0) == 0;
+}
+
+[[noreturn]] void graph_mode_error(Interp& I, const std::vector<Diagnostic>& errors) {
+  Value exc = I.new_exception(I.exception_class("GraphModeError").get(), errors.front().message);
+  auto* x = exc.as<ExceptionObj>();
+  x->diagnostics = errors;
+  x->need_location = false;
+  I.raise_value(exc);
+}
+
+std::vector<std::string> split_dotted(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t dot; (dot = s.find('.', start)) != std::string::npos; start = dot + 1) out.push_back(s.substr(start, dot - start));
+  out.push_back(s.substr(start));
+  return out;
+}
+
+}  // namespace
+
+// One compilation: the root graph and the weights found so far.
+struct GraphCompiler::Session {
+  GraphCompiler& gc;
+  FuncGraph* root;
+  size_t nargs;
+  std::vector<Value> weights;
+  std::unordered_map<const Object*, Node*> weight_nodes;
+  ir::Lowerer lowerer;
+  // Identity keys for (function, self) pairs: a bound method's graph is
+  // specific to its instance.
+  std::map<std::pair<const Object*, const Object*>, std::unique_ptr<char>> keys;
+
+  Session(GraphCompiler& g, FuncGraph* r, size_t n)
+      : gc(g), root(r), nargs(n), lowerer(g.module, std::make_shared<ir::LowerContext>()) {
+    lowerer.set_root(r);
+  }
+
+  Node* weight_node(const Value& p) {
+    auto it = weight_nodes.find(p.obj());
+    if (it != weight_nodes.end()) return it->second;
+    const ParamInfo* info = tensor_obj(p)->param.get();
+    Node* n = root->add_param(info ? info->name : "weight", root->loc());
+    weights.push_back(p);
+    weight_nodes[p.obj()] = n;
+    return n;
+  }
+
+  const void* key_for(const Object* fn, const Object* self) {
+    auto& k = keys[{fn, self}];
+    if (!k) k = std::make_unique<char>();
+    return k.get();
+  }
+
+  ir::ContextPtr context_for(Function* fn, const Value& self);
+  ResolvedName classify(const Value& v);
+  ResolvedName function_name(Function* fn, const Value& self, const Object* key_obj);
+};
+
+ResolvedName GraphCompiler::Session::function_name(Function* fn, const Value& self, const Object* key_obj) {
+  ResolvedName r;
+  FuncCode* code = fn->code.get();
+  if (!code->def && !code->lambda) return r;
+  r.kind = ResolvedName::Kind::Function;
+  r.def = code->def;
+  r.lambda = code->lambda;
+  r.context = context_for(fn, self);
+  r.key = key_for(key_obj ? key_obj : fn, self.is_obj() ? self.obj() : nullptr);
+  r.name = code->name == "<lambda>" ? "lambda" : code->name;
+  r.bound = self.is_undef() ? 0 : 1;
+  for (const Value& d : fn->defaults) {
+    exec::RtValue rv = to_rt(gc.I, d);
+    if (auto t = rv.get_if<kernels::Tensor>()) r.defaults.push_back(*t);
+    else if (auto b = rv.get_if<bool>()) r.defaults.push_back(*b);
+    else if (auto i = rv.get_if<int64_t>()) r.defaults.push_back(*i);
+    else if (auto f = rv.get_if<double>()) r.defaults.push_back(*f);
+    else if (auto s = rv.get_if<std::string>()) r.defaults.push_back(*s);
+    else if (rv.is_none()) r.defaults.push_back(ir::NoneValue{});
+    else r.defaults.push_back(host_ref(gc.I, d));
+  }
+  return r;
+}
+
+ResolvedName GraphCompiler::Session::classify(const Value& v) {
+  Interp& I = gc.I;
+  ResolvedName r;
+  r.kind = ResolvedName::Kind::Constant;
+  if (v.is_none()) return r.value = ir::NoneValue{}, r;
+  if (v.is_bool()) return r.value = v.as_bool(), r;
+  if (v.is_int()) return r.value = v.as_int(), r;
+  if (v.is_float()) return r.value = v.as_float(), r;
+  if (v.is(Kind::Str)) return r.value = static_cast<Str*>(v.obj())->s, r;
+  if (is_tensor(v)) {
+    if (tensor_obj(v)->param) {
+      r.kind = ResolvedName::Kind::Node;
+      r.node = weight_node(v);
+      return r;
+    }
+    return r.value = tensor_of(v), r;
+  }
+  kernels::Prim p;
+  if (native_primitive(v, p)) {
+    r.kind = ResolvedName::Kind::Primitive;
+    r.prim = p;
+    return r;
+  }
+  if (v.is(Kind::Function)) {
+    // A library function standing for an IR operator (ops.stop_gradient).
+    const Value* op = static_cast<Function*>(v.obj())->attrs.find(I.intern("__msl_ir_op__"));
+    ir::IrOp irop;
+    if (op && op->is(Kind::Str) && ir::find_ir_op(static_cast<Str*>(op->obj())->s, irop)) return r.value = irop, r;
+  }
+  if (v.is_obj()) {
+    Value mark = I.getattr_or_undef(v, I.intern("__msl_static__"));
+    if (!mark.is_undef() && I.truthy(mark)) {
+      r.kind = ResolvedName::Kind::Static;
+      return r;
+    }
+  }
+  if (v.is(Kind::Function)) {
+    auto* fn = static_cast<Function*>(v.obj());
+    if (!is_library(fn)) {
+      ResolvedName f = function_name(fn, Value::undef(), nullptr);
+      if (f.kind == ResolvedName::Kind::Function) return f;
+    }
+  } else if (v.is(Kind::BoundMethod)) {
+    auto* bm = static_cast<BoundMethod*>(v.obj());
+    if (bm->func.is(Kind::Function) && !is_library(static_cast<Function*>(bm->func.obj()))) {
+      ResolvedName f = function_name(static_cast<Function*>(bm->func.obj()), bm->self, nullptr);
+      if (f.kind == ResolvedName::Kind::Function) return f;
+    }
+  } else if (v.is(Kind::Instance)) {
+    // A Cell: calling it runs construct(self, ...).
+    Value construct = I.getattr_or_undef(v, I.intern("construct"));
+    if (construct.is(Kind::BoundMethod)) {
+      auto* bm = static_cast<BoundMethod*>(construct.obj());
+      if (bm->func.is(Kind::Function) && !is_library(static_cast<Function*>(bm->func.obj()))) {
+        ResolvedName f = function_name(static_cast<Function*>(bm->func.obj()), v, nullptr);
+        if (f.kind == ResolvedName::Kind::Function) return f;
+      }
+    }
+  } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(JitFunctionObj)) {
+    return classify(static_cast<JitFunctionObj*>(v.obj())->fn);
+  } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj)) {
+    // W(args) = GF(args..., this session's weight nodes): GF is top-level.
+    auto* gfo = static_cast<GradFunctionObj*>(v.obj());
+    if (gfo->spec.has_aux || gfo->spec.return_value || gfo->spec.sens_param) {
+      r.value = host_ref(I, v);
+      return r;
+    }
+    Value fnv = gfo->fn;
+    size_t n = 0;
+    if (fnv.is(Kind::Function)) n = static_cast<Function*>(fnv.obj())->code->nposargs;
+    else if (fnv.is(Kind::NativeData) && typeid(*fnv.obj()) == typeid(GradFunctionObj)) {
+      auto* inner = static_cast<GradFunctionObj*>(fnv.obj());
+      if (inner->fn.is(Kind::Function)) n = static_cast<Function*>(inner->fn.obj())->code->nposargs;
+    }
+    const Compiled& c = gc.compile_grad(gfo, n);
+    FuncGraph* w = gc.module.new_graph("grad_" + c.graph->name(), root, c.graph->loc());
+    std::vector<Node*> call{w->constant(c.graph)};
+    for (size_t i = 0; i < c.nargs; ++i) call.push_back(w->add_param("x" + std::to_string(i)));
+    for (const Value& p : c.weights) call.push_back(weight_node(p));
+    w->set_output(w->apply(call, "", w->loc()));
+    r.value = w;
+    return r;
+  }
+  r.value = host_ref(I, v);
+  return r;
+}
+
+ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& self) {
+  auto ctx = std::make_shared<ir::LowerContext>();
+  ctx->source = fn->code->source;
+  Ref<Function> keep(fn);
+  Value self_v = self;
+  std::string self_name =
+      self.is_undef() || fn->code->param_names.empty() ? std::string() : fn->code->param_names[0]->s;
+  ctx->resolve = [this, keep, self_v, self_name](const std::string& dotted) -> ResolvedName {
+    Interp& I = gc.I;
+    std::vector<std::string> parts = split_dotted(dotted);
+    Value v = Value::undef();
+    const std::string& head = parts[0];
+    if (!self_name.empty() && head == self_name) v = self_v;
+    for (size_t i = 0; v.is_undef() && i < keep->code->freevar_names.size() && i < keep->closure.size(); ++i)
+      if (keep->code->freevar_names[i] == head) v = keep->closure[i]->value;
+    if (v.is_undef() && keep->module) v = keep->module->get(I.intern(head));
+    if (v.is_undef()) v = I.builtins_module()->get(I.intern(head));
+    if (v.is_undef()) return {};
+    for (size_t i = 1; i < parts.size(); ++i) {
+      v = I.getattr_or_undef(v, I.intern(parts[i]));
+      if (v.is_undef()) return {};
+    }
+    return classify(v);
+  };
+  ctx->evaluate = [this, keep, self_v, self_name](const ast::Expr& e) -> ResolvedName {
+    Interp& I = gc.I;
+    const SourcePtr& src = keep->code->source;
+    // The expression's text, which may span lines (parenthesized).
+    std::string text;
+    for (uint32_t line = e.span.line; line <= e.span.end_line; ++line) {
+      std::string_view lt = src->line_text(line);
+      size_t from = line == e.span.line ? e.span.col - 1 : 0;
+      size_t to = line == e.span.end_line ? e.span.end_col - 1 : lt.size();
+      text += std::string(lt.substr(std::min(from, lt.size()), to > from ? to - from : 0)) + " ";
+    }
+    // The function's globals plus what its body sees besides: `self` and
+    // the enclosing functions' variables.
+    Ref<Module> scope = I.new_module("<graph-eval>", src->name());
+    if (keep->module)
+      for (GlobalSlot* g : keep->module->order) scope->set(g->name.get(), g->value);
+    for (size_t i = 0; i < keep->code->freevar_names.size() && i < keep->closure.size(); ++i)
+      scope->set(I.intern(keep->code->freevar_names[i]), keep->closure[i]->value);
+    if (!self_name.empty()) scope->set(I.intern(self_name), self_v);
+    Value v = I.eval_expression(std::make_shared<SourceFile>(src->name(), text), scope);
+    return classify(v);
+  };
+  return ctx;
+}
+
+GraphCompiler::GraphCompiler(Interp& interp)
+    : I(interp), grad(module, [this](const ir::PrimRef& p) { return rule_for(p); }) {
+  Ref<Module> core = I.import_module("msl._core", nullptr);
+  Value t = core->get(I.intern("Tensor"));
+  tensor_cls = static_cast<TensorClass*>(static_cast<Class*>(t.obj()));
+}
+
+GraphCompiler::~GraphCompiler() = default;
+
+Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
+  std::string name = "graph";
+  Value nm = fn.is_obj() ? I.getattr_or_undef(fn, I.intern("__name__")) : Value::undef();
+  if (nm.is(Kind::Str)) name = static_cast<Str*>(nm.obj())->s;
+  FuncGraph* root = module.new_graph(name == "<lambda>" ? "lambda" : name);
+  Session s(*this, root, nargs);
+  std::vector<Node*> call;
+  for (size_t i = 0; i < nargs; ++i) call.push_back(root->add_param("x" + std::to_string(i)));
+  ResolvedName r = s.classify(fn);
+  Node* callee = nullptr;
+  if (r.kind == ResolvedName::Kind::Function) {
+    FuncGraph* g = s.lowerer.lower(r);
+    if (!g) graph_mode_error(I, s.lowerer.errors());
+    callee = root->constant(g);
+    // Defaults of parameters the caller leaves out.
+    size_t nparams = g->params().size();
+    if (nargs > nparams)
+      I.raise(I.exception_class("TypeError").get(), name + "() takes " + std::to_string(nparams) +
+                                                        " positional arguments but " + std::to_string(nargs) +
+                                                        " were given");
+    if (nargs + r.defaults.size() < nparams)
+      I.raise(I.exception_class("TypeError").get(),
+              name + "() missing " + std::to_string(nparams - nargs - r.defaults.size()) + " required argument(s)");
+    for (size_t i = nargs; i < nparams; ++i) call.push_back(root->constant(r.defaults[i - (nparams - r.defaults.size())]));
+  } else if (r.kind == ResolvedName::Kind::Constant && std::holds_alternative<FuncGraph*>(r.value)) {
+    callee = root->constant(r.value);
+  } else {
+    I.raise(I.exception_class("TypeError").get(),
+            I.type_name(fn) + " object cannot be compiled: graph mode compiles MSL functions, methods and Cells");
+  }
+  call.insert(call.begin(), callee);
+  root->set_output(root->apply(call, "", root->loc()));
+  return Compiled{root, nargs, std::move(s.weights), false};
+}
+
+Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
+  const GradSpec& spec = gf->spec;
+  // R(args..., weights...) for the differentiated function, then GF around J(R).
+  FuncGraph* root = module.new_graph("fwd");
+  Session s(*this, root, nargs);
+  std::vector<Node*> call;
+  for (size_t i = 0; i < nargs; ++i) call.push_back(root->add_param("x" + std::to_string(i)));
+  ResolvedName r = s.classify(gf->fn);
+  FuncGraph* target = nullptr;
+  if (r.kind == ResolvedName::Kind::Function) {
+    target = s.lowerer.lower(r);
+    if (!target) graph_mode_error(I, s.lowerer.errors());
+  } else if (r.kind == ResolvedName::Kind::Constant && std::holds_alternative<FuncGraph*>(r.value)) {
+    target = std::get<FuncGraph*>(r.value);
+  } else if (r.kind == ResolvedName::Kind::Primitive ||
+             (r.kind == ResolvedName::Kind::Constant && std::holds_alternative<ir::HostRef>(r.value))) {
+    // A primitive or a library function: differentiate a graph calling it
+    // (a library function is traced when the gradient runs).
+    target = module.new_graph("call", root, root->loc());
+    std::vector<Node*> c{r.kind == ResolvedName::Kind::Primitive ? target->constant(ir::PrimRef{r.prim, {}})
+                                                                  : target->constant(r.value)};
+    for (size_t i = 0; i < nargs; ++i) c.push_back(target->add_param("x" + std::to_string(i)));
+    target->set_output(target->apply(c, "", root->loc()));
+  } else {
+    I.raise(I.exception_class("TypeError").get(),
+            "cannot differentiate a " + I.type_name(gf->fn) + ": give a function, a method or a Cell");
+  }
+  if (target->params().size() != nargs)
+    I.raise(I.exception_class("TypeError").get(),
+            "the differentiated function takes " + std::to_string(target->params().size()) + " arguments, " +
+                std::to_string(nargs) + " given");
+  call.insert(call.begin(), root->constant(target));
+  root->set_output(root->apply(call, "", root->loc()));
+  std::vector<Node*> wnodes;
+  for (const Value& w : spec.weights) {
+    if (!is_tensor(w) || !tensor_obj(w)->param)
+      I.raise(I.exception_class("TypeError").get(), "weights must be Parameters, got " + I.type_name(w));
+    wnodes.push_back(s.weight_node(w));
+  }
+  FuncGraph* jr;
+  try {
+    jr = grad.j_graph(root);
+  } catch (const ad::GradError& e) {
+    I.raise(I.exception_class("GraphModeError").get(), e.what());
+  }
+
+  size_t nw = s.weights.size();
+  FuncGraph* g = module.new_graph("grad_" + target->name());
+  ir::Loc l = target->loc();
+  std::vector<Node*> args{g->constant(jr)};
+  std::vector<Node*> params;
+  for (size_t i = 0; i < nargs + nw; ++i) {
+    Node* p = g->add_param(i < nargs ? "x" + std::to_string(i) : "w" + std::to_string(i - nargs), l);
+    params.push_back(p);
+    args.push_back(p);
+  }
+  Node* pair = g->apply(args, "pair", l);
+  Node* out = g->apply(IrOp::tuple_getitem, {pair, g->constant(int64_t{0})}, "out", l);
+  Node* bp = g->apply(IrOp::tuple_getitem, {pair, g->constant(int64_t{1})}, "bprop", l);
+  Node* sens;
+  if (spec.sens_param) {
+    sens = g->add_param("sens", l);
+  } else if (spec.has_aux) {
+    Node* first = g->apply(IrOp::tuple_getitem, {out, g->constant(int64_t{0})}, "", l);
+    sens = g->apply(IrOp::tuple_setitem, {g->apply(IrOp::zeros_like, {out}, "", l), g->constant(int64_t{0}),
+                                          g->apply(IrOp::ones_like, {first}, "", l)},
+                    "sens", l);
+  } else {
+    sens = g->apply(IrOp::ones_like, {out}, "sens", l);
+  }
+  Node* grads = g->apply({bp, sens}, "grads", l);
+  auto item = [&](size_t i) { return g->apply(IrOp::tuple_getitem, {grads, g->constant(static_cast<int64_t>(i))}, "", l); };
+  auto input_grad = [&](int64_t pos) -> Node* {
+    int64_t p = pos < 0 ? pos + static_cast<int64_t>(nargs) : pos;
+    if (p < 0 || p >= static_cast<int64_t>(nargs))
+      I.raise(I.exception_class("IndexError").get(), "grad_position " + std::to_string(pos) + " is out of range for " +
+                                                         std::to_string(nargs) + " inputs");
+    return item(static_cast<size_t>(p) + 1);
+  };
+  Node* in_part = nullptr;
+  switch (spec.inputs) {
+    case GradSpec::Inputs::None: break;
+    case GradSpec::Inputs::One: in_part = input_grad(spec.positions.at(0)); break;
+    case GradSpec::Inputs::Tuple:
+    case GradSpec::Inputs::All: {
+      std::vector<Node*> items;
+      if (spec.inputs == GradSpec::Inputs::All)
+        for (size_t i = 0; i < nargs; ++i) items.push_back(item(i + 1));
+      else
+        for (int64_t pos : spec.positions) items.push_back(input_grad(pos));
+      in_part = g->apply(IrOp::make_tuple, items, "", l);
+      break;
+    }
+  }
+  Node* w_part = nullptr;
+  if (spec.has_weights) {
+    std::vector<Node*> items;
+    for (Node* wn : wnodes) {
+      size_t k = 0;
+      while (root->params()[nargs + k] != wn) ++k;
+      items.push_back(item(nargs + k + 1));
+    }
+    w_part = g->apply(IrOp::make_tuple, items, "", l);
+  }
+  Node* result = in_part && w_part ? g->apply(IrOp::make_tuple, {in_part, w_part}, "", l)
+                 : in_part         ? in_part
+                 : w_part          ? w_part
+                                   : g->apply(IrOp::make_tuple, {}, "", l);
+  // Top-level callers shape has_aux / value_and_grad results themselves.
+  if (spec.has_aux || spec.return_value) result = g->apply(IrOp::make_tuple, {out, result}, "", l);
+  g->set_output(result);
+  return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
+}
+
+const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
+  auto key = std::make_pair(static_cast<const Object*>(fn.obj()), nargs);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  Compiled c = build(fn, nargs);
+  keep_.push_back(fn);
+  return cache_.emplace(key, std::move(c)).first->second;
+}
+
+const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
+  auto key = std::make_pair(static_cast<const Object*>(gf), nargs);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  Compiled c = build_grad(gf, nargs);
+  keep_.push_back(Value::object(gf));
+  return cache_.emplace(key, std::move(c)).first->second;
+}
+
+exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) {
+  std::vector<exec::RtValue> rt;
+  for (const Value& a : args) rt.push_back(to_rt(I, a));
+  for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
+  try {
+    return exec::run_graph(*c.graph, std::move(rt), exec_options());
+  } catch (...) {
+    raise_exec_error(I);
+  }
+}
+
+GraphCompiler& compiler_of(Interp& I) {
+  auto& st = I.graph_state();
+  if (!st) st = std::make_shared<GraphCompiler>(I);
+  return *static_cast<GraphCompiler*>(st.get());
+}
+
+GraphCompiler& graph_compiler(Interp& I) { return compiler_of(I); }
+
+Value graph_call(Interp& I, const Value& fn, std::span<Value> args) {
+  GraphCompiler& gc = compiler_of(I);
+  const Compiled& c = gc.compile(fn, args.size());
+  return from_rt(I, gc.tensor_cls, gc.run(c, args));
+}
+
+Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
+  GraphCompiler& gc = compiler_of(I);
+  auto* gf = static_cast<GradFunctionObj*>(grad_fn.obj());
+  size_t nargs = args.size() - (gf->spec.sens_param ? 1 : 0);
+  if (gf->spec.sens_param && args.empty())
+    I.raise(I.exception_class("TypeError").get(), "sens_param=True: pass the output's sensitivity as the last argument");
+  const Compiled& c = gc.compile_grad(gf, nargs);
+  std::vector<Value> all(args.begin(), args.begin() + static_cast<long>(nargs));
+  std::vector<exec::RtValue> rt;
+  for (const Value& a : all) rt.push_back(to_rt(I, a));
+  for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
+  if (gf->spec.sens_param) rt.push_back(to_rt(I, args.back()));
+  exec::RtValue r;
+  try {
+    r = exec::run_graph(*c.graph, std::move(rt), gc.exec_options());
+  } catch (...) {
+    raise_exec_error(I);
+  }
+  Value v = from_rt(I, gc.tensor_cls, r);
+  if (!gf->spec.has_aux && !gf->spec.return_value) return v;
+  std::vector<Value> pair = I.to_vector(v);
+  Value out = pair[0], grads = pair[1];
+  if (gf->spec.has_aux) {
+    // MindSpore: (grads, aux) with aux the outputs after the first.
+    std::vector<Value> outs = I.to_vector(out);
+    std::vector<Value> aux(outs.begin() + 1, outs.end());
+    Value auxv = aux.size() == 1 ? aux[0] : new_tuple(aux);
+    if (!gf->spec.return_value) return new_tuple({grads, auxv});
+  }
+  return new_tuple({out, grads});
+}
+
+std::string graph_ir_text(Interp& I, const Value& fn, size_t nargs) {
+  GraphCompiler& gc = compiler_of(I);
+  if (fn.is(Kind::NativeData) && typeid(*fn.obj()) == typeid(GradFunctionObj))
+    gc.compile_grad(static_cast<GradFunctionObj*>(fn.obj()), nargs);
+  else
+    gc.compile(fn, nargs);
+  return ir::print_module(gc.module);
+}
+
+}  // namespace msl

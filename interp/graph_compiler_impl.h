@@ -1,0 +1,93 @@
+// Internal to graph mode's front door (graph_compiler.h): the compiler
+// object shared by graph_compiler.cpp (lowering live callables, gradient
+// graphs, calls) and graph_runtime.cpp (the executor's hooks: host calls and
+// J of host functions by tracing).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/graph_compiler.h"
+#include "interp/graph_executor.h"
+#include "lang/ad/grad.h"
+#include "lang/ir/ir_module.h"
+#include "lang/ir/lower.h"
+
+namespace msl {
+
+struct TensorClass;
+
+// A compiled callable: R(args..., weights...) or GF(args..., weights...[, sens]).
+struct Compiled {
+  ir::FuncGraph* graph = nullptr;
+  size_t nargs = 0;             // leading parameters given by the caller
+  std::vector<Value> weights;   // Parameters passed after the arguments
+  bool sens_param = false;
+};
+
+// The objects msl.jit / the gradient API return.
+struct JitFunctionObj final : NativeData {
+  JitFunctionObj(Ref<Class> c, Value f) : NativeData(std::move(c)), fn(std::move(f)) {}
+  Value fn;
+  void traverse(GcVisitor& v) override { v.visit(fn); }
+  void gc_clear() override { fn = Value(); }
+};
+struct GradFunctionObj final : NativeData {
+  GradFunctionObj(Ref<Class> c, Value f, GradSpec s) : NativeData(std::move(c)), fn(std::move(f)), spec(std::move(s)) {}
+  Value fn;
+  GradSpec spec;
+  void traverse(GcVisitor& v) override {
+    v.visit(fn);
+    for (auto& w : spec.weights) v.visit(w);
+  }
+  void gc_clear() override {
+    fn = Value();
+    spec.weights.clear();
+  }
+};
+
+class GraphCompiler {
+ public:
+  explicit GraphCompiler(Interp& I);
+  ~GraphCompiler();
+
+  Interp& I;
+  ir::IrModule module;
+  ad::GradTransformer grad;
+  TensorClass* tensor_cls = nullptr;
+  Ref<Class> jit_cls, grad_cls;
+
+  // Root graph of calling `fn` with nargs arguments (cached).
+  const Compiled& compile(const Value& fn, size_t nargs);
+  // GF for a gradient function object (cached); `raw` makes it return
+  // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
+  const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
+  // Executor options with every hook (host calls, runtime J).
+  exec::ExecOptions exec_options();
+  // Runs a compiled graph on MSL arguments.
+  exec::RtValue run(const Compiled& c, std::span<Value> args);
+
+  // --- runtime (graph_runtime.cpp)
+  ir::ConstValue rule_for(const ir::PrimRef& p);
+  exec::RtValue runtime_j(const exec::RtValue& fn);
+  exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
+
+ private:
+  struct Session;
+  friend struct Session;
+  Compiled build(const Value& fn, size_t nargs);
+  Compiled build_grad(GradFunctionObj* gf, size_t nargs);
+
+  std::map<std::pair<const Object*, size_t>, Compiled> cache_;
+  std::vector<Value> keep_;  // keys of cache_ stay alive
+  std::map<std::string, ir::ConstValue> rules_;           // per primitive + attrs
+  std::map<std::string, ir::FuncGraph*> traced_j_;        // J of traced host calls, per signature
+  Value bound_rule_;                                      // msl._bprop.registry.bound_rule
+};
+
+GraphCompiler& compiler_of(Interp& I);
+
+}  // namespace msl

@@ -1,0 +1,157 @@
+// The executor's hooks into the host (graph_compiler_impl.h): calling host
+// objects, gradient rules bound to attributes, and J of values that are only
+// known at run time (host functions, primitives reached as values).
+//
+// J of a host function h (a library function such as ops.square, or a
+// gradient rule when differentiating a second time) cannot be a static
+// transform: h is MSL code with Python-level logic. At run time its
+// J-value is a JHost object; calling it with arguments traces h at their
+// shapes and dtypes (interp/trace.h) into a straight-line graph T whose
+// parameters are all the arguments, transforms T with the same J, caches the
+// result per signature and calls it. Non-tensor arguments are constants of
+// the trace (part of the signature) and get zero sensitivities.
+#include <sstream>
+
+#include "interp/graph_compiler_impl.h"
+#include "interp/graph_values.h"
+#include "interp/native_args.h"
+#include "interp/tensor_object.h"
+#include "interp/trace.h"
+
+namespace msl {
+
+namespace {
+
+// J of a host object: called with J-values (which for tensors and numbers
+// are the values themselves).
+class JHost final : public ir::HostObject {
+ public:
+  explicit JHost(ir::HostRef fn) : fn_(std::move(fn)) {}
+  std::string name() const override { return "J(" + fn_->name() + ")"; }
+  const ir::HostRef& fn() const { return fn_; }
+
+ private:
+  ir::HostRef fn_;
+};
+
+Value attr_to_value(TensorClass* tc, const kernels::AttrValue& a) {
+  return std::visit(
+      [&](auto&& x) -> Value {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return Value::boolean(x);
+        else if constexpr (std::is_same_v<T, int64_t>) return Value::integer(x);
+        else if constexpr (std::is_same_v<T, double>) return Value::number(x);
+        else if constexpr (std::is_same_v<T, std::string>) return Value::object(new Str(x));
+        else if constexpr (std::is_same_v<T, kernels::DType>) return dtype_value(tc, x);
+        else {
+          std::vector<Value> items;
+          for (int64_t i : x) items.push_back(Value::integer(i));
+          return new_list(std::move(items));
+        }
+      },
+      a);
+}
+
+}  // namespace
+
+ir::ConstValue GraphCompiler::rule_for(const ir::PrimRef& p) {
+  std::string key = kernels::prim_name(p.prim);
+  key += "[" + ir::attrs_str(p.attrs) + "]";
+  auto it = rules_.find(key);
+  if (it != rules_.end()) return it->second;
+  if (bound_rule_.is_undef() || bound_rule_.is_none()) {
+    Ref<Module> reg = I.import_module("msl._bprop", nullptr);
+    bound_rule_ = reg->get(I.intern("bound_rule"));
+    if (bound_rule_.is_undef())
+      I.raise(I.exception_class("RuntimeError").get(), "msl._bprop has no bound_rule: the gradient rules are missing");
+  }
+  std::vector<Value> args{Value::object(new Str(kernels::prim_name(p.prim)))};
+  std::vector<Value> names, values;
+  for (auto& [n, v] : p.attrs.items()) {
+    names.push_back(Value::object(new Str(n)));
+    values.push_back(attr_to_value(tensor_cls, v));
+  }
+  args.push_back(new_tuple(std::move(names)));
+  args.push_back(new_tuple(std::move(values)));
+  Value rule = I.call(bound_rule_, std::span<Value>(args));
+  ir::ConstValue c = std::make_shared<const HostValue>(rule, std::string("bprop_") + kernels::prim_name(p.prim));
+  rules_.emplace(key, c);
+  return c;
+}
+
+exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
+  try {
+    if (auto h = fn.get_if<ir::HostRef>()) return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(*h)));
+    if (auto p = fn.get_if<ir::PrimRef>()) return exec::RtValue(exec::RtClosure{grad.j_prim(*p), nullptr});
+    if (auto c = fn.get_if<exec::RtClosure>()) {
+      if (c->captures && !c->captures->empty())
+        throw exec::ExecError("J of a closure that captures values is not supported at run time (@" +
+                                  c->graph->name() + ")",
+                              "");
+      return exec::RtValue(exec::RtClosure{grad.j_graph(const_cast<ir::FuncGraph*>(c->graph)), nullptr});
+    }
+  } catch (const ad::GradError& e) {
+    throw exec::ExecError(e.message(), e.location());
+  }
+  throw exec::ExecError("J of a value of type " + exec::type_name(fn) + " is not supported", "");
+}
+
+exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::RtValue> args) {
+  if (auto hv = dynamic_cast<const HostValue*>(h.get())) {
+    std::vector<Value> vals;
+    for (const exec::RtValue& a : args) vals.push_back(from_rt(I, tensor_cls, a));
+    Value r = I.call(hv->value(), std::span<Value>(vals));
+    return to_rt(I, r);
+  }
+  auto jh = dynamic_cast<const JHost*>(h.get());
+  if (!jh) throw exec::ExecError("cannot call " + h->name() + " from a graph", "");
+  auto hv = dynamic_cast<const HostValue*>(jh->fn().get());
+  if (!hv) throw exec::ExecError("cannot differentiate " + jh->fn()->name(), "");
+  // The signature: tensors by dtype and shape, other arguments by value.
+  std::ostringstream key;
+  key << static_cast<const void*>(hv) << "(";
+  std::vector<trace::TraceInput> inputs;
+  for (const exec::RtValue& a : args) {
+    if (auto t = a.get_if<kernels::Tensor>()) {
+      inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
+      key << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
+    } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>() || a.is<std::string>() ||
+               a.is<ir::HostRef>()) {
+      inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
+      key << exec::type_name(a) << ":" << exec::to_string(a) << ",";
+    } else {
+      throw exec::ExecError("cannot differentiate " + hv->name() + " called with a " + exec::type_name(a) +
+                                " argument (tensors and constants only)",
+                            "");
+    }
+  }
+  key << ")";
+  ir::FuncGraph*& jg = traced_j_[key.str()];
+  if (!jg) {
+    ir::FuncGraph* t = trace::trace_function(I, module, hv->value(), inputs, {}, hv->name());
+    // All arguments as parameters: the traced graph's are the tensors only.
+    ir::FuncGraph* w = module.new_graph(t->name() + "_all", nullptr, t->loc());
+    std::vector<ir::Node*> call{w->constant(t)};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ir::Node* p = w->add_param("a" + std::to_string(i));
+      if (inputs[i].is_tensor) call.push_back(p);
+    }
+    w->set_output(w->apply(call, "", t->loc()));
+    try {
+      jg = grad.j_graph(w);
+    } catch (const ad::GradError& e) {
+      jg = nullptr;
+      throw exec::ExecError(e.message(), e.location());
+    }
+  }
+  return exec::call_value(exec::RtValue(exec::RtClosure{jg, nullptr}), std::move(args), exec_options());
+}
+
+exec::ExecOptions GraphCompiler::exec_options() {
+  exec::ExecOptions o = host_exec_options(I, tensor_cls);
+  o.call_host = [this](const ir::HostRef& h, std::vector<exec::RtValue> args) { return call_host(h, std::move(args)); };
+  o.runtime_j = [this](const exec::RtValue& fn) { return runtime_j(fn); };
+  return o;
+}
+
+}  // namespace msl

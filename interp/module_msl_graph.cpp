@@ -1,0 +1,119 @@
+// msl._graph: the native side of graph mode and differentiation, used by
+// stdlib/msl (msl.jit, msl.grad, msl.value_and_grad, ops.GradOperation):
+//   jit(fn)                          a JitFunction: calls compile fn
+//   grad_function(fn, inputs, positions, weights, sens_param, has_aux,
+//                 return_value)      a GradFunction (inputs: "none", "one",
+//                                    "tuple" or "all"; weights: None or a
+//                                    sequence of Parameters)
+//   ir_text(fn, nargs)               the IR module after compiling fn
+#include "interp/graph_compiler_impl.h"
+#include "interp/graph_values.h"
+#include "interp/native_args.h"
+#include "interp/tensor_object.h"
+
+namespace msl {
+
+namespace {
+
+Value jit_call(Interp& I, Args& a, Object*) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || typeid(*a.pos[0].obj()) != typeid(JitFunctionObj))
+    I.raise(I.exception_class("TypeError").get(), "JitFunction.__call__ needs a JitFunction");
+  if (!a.kw.empty()) I.raise(I.exception_class("TypeError").get(), "compiled functions take positional arguments only");
+  auto* self = static_cast<JitFunctionObj*>(a.pos[0].obj());
+  return graph_call(I, self->fn, a.pos.subspan(1));
+}
+
+Value grad_fn_call(Interp& I, Args& a, Object*) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || typeid(*a.pos[0].obj()) != typeid(GradFunctionObj))
+    I.raise(I.exception_class("TypeError").get(), "GradFunction.__call__ needs a GradFunction");
+  if (!a.kw.empty()) I.raise(I.exception_class("TypeError").get(), "gradient functions take positional arguments only");
+  return grad_call(I, a.pos[0], a.pos.subspan(1));
+}
+
+Value fn_name(Interp& I, Args& a, Object*) {
+  const Value& self = a.pos[0];
+  Value fn = typeid(*self.obj()) == typeid(JitFunctionObj) ? static_cast<JitFunctionObj*>(self.obj())->fn
+                                                            : static_cast<GradFunctionObj*>(self.obj())->fn;
+  Value n = I.getattr_or_undef(fn, I.intern("__name__"));
+  return n.is_undef() ? Value::object(new Str("graph")) : n;
+}
+
+Value f_jit(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "jit", a, 1, 1, v);
+  return make_jit_function(I, v[0]);
+}
+
+Value f_grad_function(Interp& I, Args& a, Object*) {
+  Value v[7];
+  bind_args(I, "grad_function", a, {"fn", "inputs", "positions", "weights", "sens_param", "has_aux", "return_value"},
+            7, v);
+  GradSpec s;
+  std::string mode = v[1].is(Kind::Str) ? static_cast<Str*>(v[1].obj())->s : "";
+  if (mode == "none") s.inputs = GradSpec::Inputs::None;
+  else if (mode == "one") s.inputs = GradSpec::Inputs::One;
+  else if (mode == "tuple") s.inputs = GradSpec::Inputs::Tuple;
+  else if (mode == "all") s.inputs = GradSpec::Inputs::All;
+  else I.raise(I.exception_class("ValueError").get(), "grad_function: inputs must be none/one/tuple/all");
+  s.positions.clear();
+  if (v[2].is_int()) s.positions.push_back(v[2].as_int());
+  else if (!v[2].is_none())
+    for (const Value& p : I.to_vector(v[2])) {
+      if (!p.is_int()) I.raise(I.exception_class("TypeError").get(), "grad_position must hold ints, got " + I.type_name(p));
+      s.positions.push_back(p.as_int());
+    }
+  if (s.inputs == GradSpec::Inputs::One && s.positions.empty()) s.positions.push_back(0);
+  if (!v[3].is_none()) {
+    s.has_weights = true;
+    if (is_tensor(v[3])) s.weights.push_back(v[3]);
+    else s.weights = I.to_vector(v[3]);
+    for (const Value& w : s.weights)
+      if (!is_tensor(w) || !tensor_obj(w)->param)
+        I.raise(I.exception_class("TypeError").get(), "weights must be Parameters, got " + I.type_name(w));
+  }
+  s.sens_param = I.truthy(v[4]);
+  s.has_aux = I.truthy(v[5]);
+  s.return_value = I.truthy(v[6]);
+  return make_grad_function(I, v[0], std::move(s));
+}
+
+Value f_ir_text(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "ir_text", a, 2, 2, v);
+  if (!v[1].is_int()) I.raise(I.exception_class("TypeError").get(), "ir_text: nargs must be an int");
+  Value fn = v[0];
+  if (fn.is(Kind::NativeData) && typeid(*fn.obj()) == typeid(JitFunctionObj)) fn = static_cast<JitFunctionObj*>(fn.obj())->fn;
+  return Value::object(new Str(graph_ir_text(I, fn, static_cast<size_t>(v[1].as_int()))));
+}
+
+}  // namespace
+
+Value make_jit_function(Interp& I, const Value& fn) {
+  GraphCompiler& gc = compiler_of(I);
+  return Value::object(new JitFunctionObj(gc.jit_cls, fn));
+}
+
+Value make_grad_function(Interp& I, const Value& fn, GradSpec spec) {
+  GraphCompiler& gc = compiler_of(I);
+  return Value::object(new GradFunctionObj(gc.grad_cls, fn, std::move(spec)));
+}
+
+void init_module_msl_graph(Interp& I, Module& m) {
+  GraphCompiler& gc = compiler_of(I);
+  gc.jit_cls = I.new_class("JitFunction", I.cls_object.get(), "msl._graph", true);
+  I.def_method(gc.jit_cls.get(), "__call__", jit_call);
+  gc.grad_cls = I.new_class("GradFunction", I.cls_object.get(), "msl._graph", true);
+  I.def_method(gc.grad_cls.get(), "__call__", grad_fn_call);
+  for (Class* c : {gc.jit_cls.get(), gc.grad_cls.get()}) {
+    auto prop = make<Property>();
+    prop->fget = make<Native>("__name__", fn_name).value();
+    c->dict.set(I.intern("__name__"), prop.value());
+  }
+  m.set(I.intern("JitFunction"), gc.jit_cls.value());
+  m.set(I.intern("GradFunction"), gc.grad_cls.value());
+  I.def_native(&m, "jit", f_jit);
+  I.def_native(&m, "grad_function", f_grad_function);
+  I.def_native(&m, "ir_text", f_ir_text);
+}
+
+}  // namespace msl

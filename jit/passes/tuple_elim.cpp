@@ -1,0 +1,83 @@
+// Tuple simplification (see tuple_elim.h).
+#include "jit/passes/tuple_elim.h"
+
+#include <vector>
+
+#include "jit/passes/node_rewriter.h"
+
+namespace msl::jit {
+
+using namespace msl::ir;
+
+namespace {
+
+// `i` as an index into a tuple of `size` items, or -1 when out of range.
+int64_t normalize(int64_t i, size_t size) {
+  auto n = static_cast<int64_t>(size);
+  if (i < 0) i += n;
+  return i >= 0 && i < n ? i : -1;
+}
+
+// Whether dropping the items of `tup` other than `keep` (-1: all of them)
+// would drop an effect.
+bool drops_effect(const Node* tup, int64_t keep, EffectQuery& effect) {
+  for (size_t k = 0; k < tup->num_args(); ++k)
+    if (static_cast<int64_t>(k) != keep && effect(tup->arg(k))) return true;
+  return false;
+}
+
+Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
+  Node* tup = n->arg(0);
+  std::optional<int64_t> idx = const_int(n->arg(1));
+  if (!idx) return nullptr;
+  if (tup->is_call_of(IrOp::make_tuple)) {
+    int64_t i = normalize(*idx, tup->num_args());
+    if (i < 0 || drops_effect(tup, i, effect)) return nullptr;
+    return tup->arg(static_cast<size_t>(i));
+  }
+  if (tup->is_call_of(IrOp::tuple_setitem) && tup->num_args() == 3) {
+    std::optional<int64_t> set = const_int(tup->arg(1));
+    if (!set || *set < 0 || *idx < 0) return nullptr;
+    if (*set == *idx) return effect(tup->arg(0)) ? nullptr : tup->arg(2);
+    if (effect(tup->arg(2))) return nullptr;
+    return rw.build(h, {n->callee(), tup->arg(0), n->arg(1)}, n);
+  }
+  return nullptr;
+}
+
+Node* setitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
+  Node* tup = n->arg(0);
+  std::optional<int64_t> idx = const_int(n->arg(1));
+  if (!idx || !tup->is_call_of(IrOp::make_tuple)) return nullptr;
+  int64_t i = normalize(*idx, tup->num_args());
+  if (i < 0 || effect(tup->arg(static_cast<size_t>(i)))) return nullptr;
+  std::vector<Node*> ins = tup->inputs();
+  ins[static_cast<size_t>(i) + 1] = n->arg(2);
+  return rw.build(h, std::move(ins), n);
+}
+
+Node* len(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
+  Node* tup = n->arg(0);
+  if (tup->is_call_of(IrOp::make_tuple)) {
+    if (drops_effect(tup, -1, effect)) return nullptr;
+    return h.constant(static_cast<int64_t>(tup->num_args()), n->loc());
+  }
+  if (tup->is_call_of(IrOp::tuple_setitem) && tup->num_args() == 3 && !effect(tup->arg(2)))
+    return rw.build(h, {n->callee(), tup->arg(0)}, n);
+  return nullptr;
+}
+
+}  // namespace
+
+bool run_tuple_elim(IrModule& m, FuncGraph& g) {
+  EffectQuery effect;
+  return rewrite_nodes(m, g, [&](FuncGraph& h, Node* n, Rewriter& rw) -> Node* {
+    // Malformed arities are the verifier's to report, not ours to read past.
+    if (n->is_call_of(IrOp::tuple_getitem) && n->num_args() == 2) return getitem(h, n, rw, effect);
+    if (n->is_call_of(IrOp::tuple_setitem) && n->num_args() == 3) return setitem(h, n, rw, effect);
+    if (n->is_call_of(IrOp::tuple_len) && n->num_args() == 1) return len(h, n, rw, effect);
+    return nullptr;
+  });
+}
+
+}  // namespace msl::jit

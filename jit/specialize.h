@@ -1,0 +1,105 @@
+// Specialization by abstract interpretation: MindSpore's "static analysis +
+// specialize" step (Myia's abstract inference), the first step of graph
+// mode. Given a graph and the abstract values of its arguments, it infers
+// an abstract value (abstract.h) for every node and produces specialized
+// copies of the graphs:
+//
+//   * a graph is cloned once per (closure context, argument signature) it is
+//     called with, so a function called with two shapes becomes two graphs;
+//   * a switch whose condition is a constant is replaced by the taken
+//     branch, and the other branch is never analysed;
+//   * nodes whose abstract value is a constant scalar become constants;
+//   * calls whose callee is one known graph call that graph's clone
+//     directly;
+//   * every node of the clones has its abstract value in Specialized::types.
+// The primal graphs are left untouched.
+//
+// The algorithm (specialize.cpp):
+//   1. An *instance* is one graph under one closure context (the instance
+//      of its parent graph, where its free variables resolve) and one
+//      argument signature. Instances are memoized on that triple.
+//   2. An instance is evaluated by walking its graph's nodes in topological
+//      order. A node of an enclosing graph (a free variable) reads the
+//      value from the enclosing instance. A graph constant evaluates to a
+//      function with the enclosing instance as its context.
+//   3. Kernel primitives are inferred with kernels::infer; Python scalars
+//      take the first tensor input's dtype (the executor's rule). A
+//      primitive of Python scalars only is a scalar operation, computed
+//      when the scalars are constants (MindSpore's scalar arithmetic): a
+//      loop counter `i = i + 1` stays an Int64, not a 0-d tensor, so loops
+//      converge and tuples carrying the counter out of a loop join.
+//   4. Recursion (loops are tail-recursive graphs) is solved by fixpoint
+//      iteration: a call of an instance that is being evaluated returns its
+//      result so far, AbsBottom ("pending") at first; the join at a switch
+//      drops pending values, so the exit branch gives the first
+//      approximation; the instance is then re-evaluated until its result is
+//      stable. A recursive call whose signature differs from the instance in
+//      progress is joined with it (constants broaden to their kind, so an
+//      int counter 0, 1, 2... becomes Int64 instead of unrolling); a tensor
+//      whose dtype or shape changes from one iteration to the next is an
+//      error (loop-carried values keep their type and shape).
+//   5. The instances reachable from the root are then rebuilt as new graphs
+//      (specialize_build.cpp), parents before nested graphs, since a nested
+//      clone's free variables are nodes of its parent's clone.
+//
+// Not handled: calling one closure value with different signatures where
+// the value is not a direct callee (it stays a reference to the primal
+// graph), and the backpropagator of J(f) (its calls are AbsAny).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/abstract.h"
+#include "lang/ir/ir_module.h"
+#include "lang/ir/printer.h"
+
+namespace msl::jit {
+
+// The abstract result of calling a host object with abstract arguments;
+// nullopt when the host cannot tell (the result is then AbsAny).
+using HostCall = std::function<std::optional<AbsValue>(const ir::HostRef&, const std::vector<AbsValue>&)>;
+
+struct SpecializeOptions {
+  HostCall host_call;  // may be null
+  // Bounds the distinct signatures one graph may be in progress with at
+  // once (nested recursion that never repeats a signature).
+  int max_recursion_signatures = 16;
+  // Bounds the re-evaluations of one recursive instance.
+  int max_fixpoint_iterations = 32;
+};
+
+// Node id -> abstract value.
+using AbsTable = std::unordered_map<uint32_t, AbsValue>;
+
+struct Specialized {
+  ir::FuncGraph* graph = nullptr;  // the clone of the root graph
+  AbsTable types;                  // every node of the specialized graphs
+  AbsValue output;                 // the root graph's result
+
+  // The printed abstract value of `n`, or "" when the table has none.
+  std::string type_of(const ir::Node* n) const;
+  // Printer options whose Apply lines end in ` : (arg types) -> type`.
+  ir::PrintOptions print_options() const;
+};
+
+// what() is "file:line: message" (just the message without a location).
+class SpecializeError : public std::runtime_error {
+ public:
+  explicit SpecializeError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// `args` has one abstract value per parameter of `g`.
+Specialized specialize(ir::IrModule& m, ir::FuncGraph& g, const std::vector<AbsValue>& args,
+                       const SpecializeOptions& opts = {});
+
+// The abstract value of a constant: a scalar with its value, a tensor's
+// dtype and shape, a function for graphs, primitives, operators and host
+// objects (top-level graph context).
+AbsValue abstract_of_constant(const ir::ConstValue& v);
+
+}  // namespace msl::jit
