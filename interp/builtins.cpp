@@ -894,6 +894,8 @@ Value builtin_exit(Interp& I, Args& a, Object*) {
 
 }  // namespace
 
+bool value_is_callable(Interp& I, const Value& v) { return is_callable(I, v); }
+
 void init_builtin_functions(Interp& I) {
   struct Entry {
     const char* name;

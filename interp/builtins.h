@@ -32,4 +32,7 @@ Value builtin_open(Interp& I, Args& a, Object* data);
 // identity) using `<` only, `reverse` keeping stability.
 void sort_values(Interp& I, std::vector<Value>& items, const Value& key, bool reverse);
 
+// callable(v).
+bool value_is_callable(Interp& I, const Value& v);
+
 }  // namespace msl

@@ -2,6 +2,8 @@
 // scheme is described in graph_compiler.h.
 #include "interp/graph_compiler.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "interp/graph_compiler_impl.h"
@@ -9,6 +11,7 @@
 #include "interp/native_args.h"
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
+#include "jit/passes/pipeline.h"
 #include "lang/ir/printer.h"
 
 namespace msl {
@@ -161,10 +164,20 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     Value construct = I.getattr_or_undef(v, I.intern("construct"));
     if (construct.is(Kind::BoundMethod)) {
       auto* bm = static_cast<BoundMethod*>(construct.obj());
+      Value bprop = I.getattr_or_undef(v, I.intern("bprop"));
+      if (bprop.is(Kind::BoundMethod)) {
+        // The user's gradient replaces construct's: construct runs in the
+        // host, bprop gives the sensitivities (graph_runtime.cpp).
+        r.value = std::make_shared<const CustomBpropHost>(construct, v, I.type_name(v) + ".construct");
+        return r;
+      }
       if (bm->func.is(Kind::Function) && !is_library(static_cast<Function*>(bm->func.obj()))) {
         ResolvedName f = function_name(static_cast<Function*>(bm->func.obj()), v, nullptr);
         if (f.kind == ResolvedName::Kind::Function) return f;
       }
+      // A library Cell runs its construct in the host (traced for gradients).
+      r.value = host_ref(I, construct);
+      return r;
     }
   } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(JitFunctionObj)) {
     return classify(static_cast<JitFunctionObj*>(v.obj())->fn);
@@ -175,12 +188,20 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
       r.value = host_ref(I, v);
       return r;
     }
+    // Its arity: that of the innermost differentiated function.
     Value fnv = gfo->fn;
+    while (fnv.is(Kind::NativeData) && (typeid(*fnv.obj()) == typeid(GradFunctionObj) ||
+                                        typeid(*fnv.obj()) == typeid(JitFunctionObj)))
+      fnv = typeid(*fnv.obj()) == typeid(GradFunctionObj) ? static_cast<GradFunctionObj*>(fnv.obj())->fn
+                                                          : static_cast<JitFunctionObj*>(fnv.obj())->fn;
     size_t n = 0;
     if (fnv.is(Kind::Function)) n = static_cast<Function*>(fnv.obj())->code->nposargs;
-    else if (fnv.is(Kind::NativeData) && typeid(*fnv.obj()) == typeid(GradFunctionObj)) {
-      auto* inner = static_cast<GradFunctionObj*>(fnv.obj());
-      if (inner->fn.is(Kind::Function)) n = static_cast<Function*>(inner->fn.obj())->code->nposargs;
+    else if (fnv.is(Kind::BoundMethod) && static_cast<BoundMethod*>(fnv.obj())->func.is(Kind::Function))
+      n = static_cast<Function*>(static_cast<BoundMethod*>(fnv.obj())->func.obj())->code->nposargs - 1;
+    else if (fnv.is(Kind::Instance)) {
+      Value c = I.getattr_or_undef(fnv, I.intern("construct"));
+      if (c.is(Kind::BoundMethod) && static_cast<BoundMethod*>(c.obj())->func.is(Kind::Function))
+        n = static_cast<Function*>(static_cast<BoundMethod*>(c.obj())->func.obj())->code->nposargs - 1;
     }
     const Compiled& c = gc.compile_grad(gfo, n);
     FuncGraph* w = gc.module.new_graph("grad_" + c.graph->name(), root, c.graph->loc());
@@ -277,8 +298,11 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
       I.raise(I.exception_class("TypeError").get(),
               name + "() missing " + std::to_string(nparams - nargs - r.defaults.size()) + " required argument(s)");
     for (size_t i = nargs; i < nparams; ++i) call.push_back(root->constant(r.defaults[i - (nparams - r.defaults.size())]));
-  } else if (r.kind == ResolvedName::Kind::Constant && std::holds_alternative<FuncGraph*>(r.value)) {
-    callee = root->constant(r.value);
+  } else if (r.kind == ResolvedName::Kind::Constant &&
+             (std::holds_alternative<FuncGraph*>(r.value) || std::holds_alternative<ir::HostRef>(r.value))) {
+    callee = root->constant(r.value);  // a gradient function's graph, a library Cell's construct
+  } else if (r.kind == ResolvedName::Kind::Primitive) {
+    callee = root->constant(ir::PrimRef{r.prim, {}});
   } else {
     I.raise(I.exception_class("TypeError").get(),
             I.type_name(fn) + " object cannot be compiled: graph mode compiles MSL functions, methods and Cells");
@@ -399,6 +423,16 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   // Top-level callers shape has_aux / value_and_grad results themselves.
   if (spec.has_aux || spec.return_value) result = g->apply(IrOp::make_tuple, {out, result}, "", l);
   g->set_output(result);
+  try {
+    jit::PassOptions po;
+    if (const char* pa = std::getenv("MSL_PRINT_AFTER")) {
+      po.print_after = pa;
+      po.dump = [](const std::string& pass, const std::string& text) { std::fprintf(stderr, "== after %s\n%s\n", pass.c_str(), text.c_str()); };
+    }
+    jit::optimize(module, *g, po);
+  } catch (const jit::PassError& e) {
+    I.raise(I.exception_class("RuntimeError").get(), std::string("internal error optimizing a gradient: ") + e.what());
+  }
   return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
 }
 

@@ -12,6 +12,7 @@
 // the trace (part of the signature) and get zero sensitivities.
 #include <sstream>
 
+#include "interp/builtins.h"
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -22,16 +23,27 @@ namespace msl {
 
 namespace {
 
-// J of a host object: called with J-values (which for tensors and numbers
-// are the values themselves).
+bool holds_tensor(const exec::RtValue& v) {
+  if (v.is<kernels::Tensor>()) return true;
+  if (v.is<exec::RtTuple>())
+    for (const exec::RtValue& x : v.tuple())
+      if (holds_tensor(x)) return true;
+  return false;
+}
+
+// J of a host object, `order` times (J(J(h)) when a gradient that calls a
+// library function is differentiated again): called with J-values (which
+// for tensors and numbers are the values themselves).
 class JHost final : public ir::HostObject {
  public:
-  explicit JHost(ir::HostRef fn) : fn_(std::move(fn)) {}
-  std::string name() const override { return "J(" + fn_->name() + ")"; }
+  JHost(ir::HostRef fn, int order) : fn_(std::move(fn)), order_(order) {}
+  std::string name() const override { return "J" + std::to_string(order_) + "(" + fn_->name() + ")"; }
   const ir::HostRef& fn() const { return fn_; }
+  int order() const { return order_; }
 
  private:
   ir::HostRef fn_;
+  int order_;
 };
 
 Value attr_to_value(TensorClass* tc, const kernels::AttrValue& a) {
@@ -81,7 +93,14 @@ ir::ConstValue GraphCompiler::rule_for(const ir::PrimRef& p) {
 
 exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
   try {
-    if (auto h = fn.get_if<ir::HostRef>()) return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(*h)));
+    if (auto h = fn.get_if<ir::HostRef>()) {
+      // A host value that is not a function (a dtype, a module) is its own
+      // J-value, as numbers and tensors are.
+      if (auto hv = dynamic_cast<const HostValue*>(h->get()); hv && !value_is_callable(I, hv->value())) return fn;
+      if (auto jh = dynamic_cast<const JHost*>(h->get()))
+        return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(jh->fn(), jh->order() + 1)));
+      return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(*h, 1)));
+    }
     if (auto p = fn.get_if<ir::PrimRef>()) return exec::RtValue(exec::RtClosure{grad.j_prim(*p), nullptr});
     if (auto c = fn.get_if<exec::RtClosure>()) {
       if (c->captures && !c->captures->empty())
@@ -107,16 +126,29 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
   if (!jh) throw exec::ExecError("cannot call " + h->name() + " from a graph", "");
   auto hv = dynamic_cast<const HostValue*>(jh->fn().get());
   if (!hv) throw exec::ExecError("cannot differentiate " + jh->fn()->name(), "");
+  if (auto cb = dynamic_cast<const CustomBpropHost*>(hv); cb && jh->order() == 1) {
+    // A Cell's own bprop: out = construct(*args), backpropagator from
+    // Cell._custom_bprop (returns (None, grads...): None is a zero env).
+    std::vector<Value> vals;
+    for (const exec::RtValue& a : args) vals.push_back(from_rt(I, tensor_cls, a));
+    Value out = I.call(cb->value(), std::span<Value>(vals));
+    Value maker = I.getattr(cb->cell(), I.intern("_custom_bprop"));
+    if (maker.is_undef())
+      throw exec::ExecError(cb->name() + " defines bprop but is not a Cell (no _custom_bprop)", "");
+    std::vector<Value> margs{new_tuple(vals), out};
+    Value bp = I.call(maker, std::span<Value>(margs));
+    return exec::make_tuple({to_rt(I, out), exec::RtValue(host_ref(I, bp))});
+  }
   // The signature: tensors by dtype and shape, other arguments by value.
   std::ostringstream key;
-  key << static_cast<const void*>(hv) << "(";
+  key << jh->order() << ":" << static_cast<const void*>(hv) << "(";
   std::vector<trace::TraceInput> inputs;
   for (const exec::RtValue& a : args) {
     if (auto t = a.get_if<kernels::Tensor>()) {
       inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
       key << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
     } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>() || a.is<std::string>() ||
-               a.is<ir::HostRef>()) {
+               a.is<ir::HostRef>() || (a.is<exec::RtTuple>() && !holds_tensor(a))) {
       inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
       key << exec::type_name(a) << ":" << exec::to_string(a) << ",";
     } else {
@@ -138,7 +170,8 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     }
     w->set_output(w->apply(call, "", t->loc()));
     try {
-      jg = grad.j_graph(w);
+      jg = w;
+      for (int k = 0; k < jh->order(); ++k) jg = grad.j_graph(jg);
     } catch (const ad::GradError& e) {
       jg = nullptr;
       throw exec::ExecError(e.message(), e.location());

@@ -20,7 +20,7 @@ namespace msl {
 
 // A host value as an IR constant. Holds a reference, so the value lives as
 // long as any graph or executor value that mentions it.
-class HostValue final : public ir::HostObject {
+class HostValue : public ir::HostObject {
  public:
   HostValue(Value v, std::string name) : value_(std::move(v)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
@@ -29,6 +29,18 @@ class HostValue final : public ir::HostObject {
  private:
   Value value_;
   std::string name_;
+};
+
+// A Cell with a user-defined `bprop`: the value is its bound construct; J of
+// it calls construct and uses bprop as the backpropagator.
+class CustomBpropHost final : public HostValue {
+ public:
+  CustomBpropHost(Value construct, Value cell, std::string name)
+      : HostValue(std::move(construct), std::move(name)), cell_(std::move(cell)) {}
+  const Value& cell() const { return cell_; }
+
+ private:
+  Value cell_;
 };
 
 // A HostRef for `v`, named after it (its __name__ or type).

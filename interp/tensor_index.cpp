@@ -446,8 +446,11 @@ Value tracer_getitem(Interp& I, const Value& self, const Value& key) {
   else
     keys.push_back(key);
   int consumed = 0, ellipses = 0;
-  for (const Value& k : keys) {
+  for (Value& k : keys) {
     if (is_tracer(k)) trace::needs_value(I, k, "indexing with a tensor");
+    // A 0-d integer tensor indexes like an int, as in select().
+    if (is_tensor(k) && tensor_of(k).ndim() == 0 && kernels::is_integral(tensor_of(k).dtype()))
+      k = element_value(tensor_of(k), 0);
     if (k.is_int() || k.is(Kind::Slice)) {
       ++consumed;
     } else if (k.identical(I.ellipsis)) {

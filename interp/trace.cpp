@@ -250,9 +250,17 @@ ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const
   std::vector<std::pair<Ref<Str>, Value>> kw;
   for (const auto& [k, v] : kwargs) kw.emplace_back(Ref<Str>(I.intern(k)), v);
 
-  ActiveTrace scope(state);
-  Value result = I.call(fn, call_args, kw);
-  g->set_output(output_node(I, *state, result));
+  try {
+    ActiveTrace scope(state);
+    Value result = I.call(fn, call_args, kw);
+    g->set_output(output_node(I, *state, result));
+  } catch (...) {
+    // Keep the module valid for the verifier and printer: the graph made so
+    // far cannot be removed, so it returns None and says why.
+    g->set_output(g->constant(ir::NoneValue{}));
+    g->flags().set("trace_failed", true);
+    throw;
+  }
   return g;
 }
 

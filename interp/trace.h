@@ -79,8 +79,8 @@ struct TraceInput {
 // node; a tuple/list -> make_tuple of the items; None/bool/int/float/str ->
 // constants; a concrete tensor -> a tensor constant. Raises an MSL exception
 // (MslError) when fn fails or does something a trace cannot capture; the
-// graph made so far then stays in `m` with no output (unreachable and
-// harmless, since a module never deletes graphs).
+// graph made so far then stays in `m` (a module never deletes graphs),
+// returning None and flagged trace_failed=True, so the module still verifies.
 ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const std::vector<TraceInput>& args,
                               const std::vector<std::pair<std::string, Value>>& kwargs, const std::string& name);
 

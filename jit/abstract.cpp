@@ -36,17 +36,14 @@ std::string callee_key(const AbsCallee& c) {
   std::string s = c.j ? "J:" : "";
   switch (c.kind) {
     case AbsCallee::Kind::Graph: {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "@%u/%p", c.graph ? c.graph->id() : 0u, static_cast<const void*>(c.context));
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "@%u/%p/%u/%p", c.graph ? c.graph->id() : 0u, static_cast<const void*>(c.context),
+                    c.origin ? c.origin->id() : 0u, static_cast<const void*>(c.origin_context));
       s += buf;
       break;
     }
-    case AbsCallee::Kind::Prim:
-      s += ir::const_value_str(ir::ConstValue(c.prim));
-      break;
-    case AbsCallee::Kind::Op:
-      s += ir::ir_op_name(c.op);
-      break;
+    case AbsCallee::Kind::Prim: s += ir::const_value_str(ir::ConstValue(c.prim)); break;
+    case AbsCallee::Kind::Op: s += ir::ir_op_name(c.op); break;
     case AbsCallee::Kind::Host: {
       char buf[32];
       std::snprintf(buf, sizeof buf, "$%p", static_cast<const void*>(c.host.get()));
@@ -73,13 +70,11 @@ bool operator==(const AbsCallee& a, const AbsCallee& b) {
   if (a.kind != b.kind || a.j != b.j || !same_items(a.bound, b.bound)) return false;
   switch (a.kind) {
     case AbsCallee::Kind::Graph:
-      return a.graph == b.graph && a.context == b.context;
-    case AbsCallee::Kind::Prim:
-      return a.prim.prim == b.prim.prim && a.prim.attrs.str() == b.prim.attrs.str();
-    case AbsCallee::Kind::Op:
-      return a.op == b.op;
-    case AbsCallee::Kind::Host:
-      return a.host == b.host;
+      return a.graph == b.graph && a.context == b.context && a.origin == b.origin &&
+             a.origin_context == b.origin_context;
+    case AbsCallee::Kind::Prim: return a.prim.prim == b.prim.prim && a.prim.attrs.str() == b.prim.attrs.str();
+    case AbsCallee::Kind::Op: return a.op == b.op;
+    case AbsCallee::Kind::Host: return a.host == b.host;
   }
   return false;
 }
@@ -139,16 +134,11 @@ std::optional<ScalarKind> scalar_kind_of(const ir::ConstValue& v) {
 
 std::string to_string(ScalarKind k) {
   switch (k) {
-    case ScalarKind::Bool:
-      return "Bool";
-    case ScalarKind::Int:
-      return "Int64";
-    case ScalarKind::Float:
-      return "Float32";
-    case ScalarKind::Str:
-      return "String";
-    case ScalarKind::None:
-      return "None";
+    case ScalarKind::Bool: return "Bool";
+    case ScalarKind::Int: return "Int64";
+    case ScalarKind::Float: return "Float32";
+    case ScalarKind::Str: return "String";
+    case ScalarKind::None: return "None";
   }
   return "?";
 }

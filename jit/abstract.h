@@ -74,13 +74,19 @@ struct SpecContext;
 struct AbsCallee {
   enum class Kind : uint8_t { Graph, Prim, Op, Host };
   Kind kind = Kind::Graph;
-  ir::FuncGraph* graph = nullptr;       // Graph
+  ir::FuncGraph* graph = nullptr;        // Graph
   const SpecContext* context = nullptr;  // Graph: null for top-level graphs
   ir::PrimRef prim{};                    // Prim
   ir::IrOp op{};                         // Op
   ir::HostRef host;                      // Host
   std::vector<AbsValue> bound;           // leading arguments bound by partial()
   bool j = false;                        // J(fn): calls return (value, backpropagator)
+  // Graph: the graph constant this value came from and the instance that
+  // evaluated it (MindSpore's tracking id). Part of the identity, so each
+  // use of a graph as a value is specialized on its own and the constant
+  // can refer to the clone its calls reached.
+  const ir::Node* origin = nullptr;
+  const SpecContext* origin_context = nullptr;
 };
 
 struct AbsFunc {
@@ -97,13 +103,16 @@ struct AbsValue {
 
   AbsValue() = default;
   template <class T>
-    requires(!std::is_same_v<std::decay_t<T>, AbsValue>)
-  AbsValue(T x) : v(std::move(x)) {}
+  requires(!std::is_same_v<std::decay_t<T>, AbsValue>) AbsValue(T x) : v(std::move(x)) {}
 
   template <class T>
-  bool is() const { return std::holds_alternative<T>(v); }
+  bool is() const {
+    return std::holds_alternative<T>(v);
+  }
   template <class T>
-  const T* get_if() const { return std::get_if<T>(&v); }
+  const T* get_if() const {
+    return std::get_if<T>(&v);
+  }
   bool is_bottom() const { return is<AbsBottom>(); }
   // A scalar whose value is known.
   bool is_constant() const;

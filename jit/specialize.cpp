@@ -55,7 +55,11 @@ AbsValue Specializer::constant_value(SpecContext* inst, const ir::Node* n) {
   if (!g) return abstract_of_constant(n->value());
   if (!m_.owns(g)) fail(n, "@" + g->name() + " belongs to another module");
   SpecContext* ctx = g->parent() ? enclosing(inst, g->parent(), n) : nullptr;
-  return abs_graph_func(g, ctx);
+  AbsValue f = abs_graph_func(g, ctx);
+  AbsCallee& c = std::get<AbsFunc>(f.v).callees[0];
+  c.origin = n;
+  c.origin_context = inst;
+  return f;
 }
 
 AbsValue Specializer::value_of(SpecContext* inst, const ir::Node* n) {
@@ -136,8 +140,8 @@ std::string branch_line(const AbsCallee& c, const std::vector<size_t>& path) {
 
 }  // namespace
 
-void Specializer::fail_branches(const ir::Node* site, const std::vector<AbsCallee>& callees, size_t left,
-                                size_t right, const JoinFailure& why) const {
+void Specializer::fail_branches(const ir::Node* site, const std::vector<AbsCallee>& callees, size_t left, size_t right,
+                                const JoinFailure& why) const {
   const ir::Node* sw = site->callee();
   bool is_if = sw->is_call_of(ir::IrOp::switch_);
   std::string at = line_of(is_if && sw->loc().valid() ? sw : site);
@@ -160,17 +164,14 @@ AbsValue Specializer::call_callee(SpecContext* inst, const ir::Node* site, const
     return abs_tuple({r, AbsAny{}});
   }
   switch (c.kind) {
-    case AbsCallee::Kind::Prim:
-      return infer_prim(site, c.prim, args);
-    case AbsCallee::Kind::Op:
-      return infer_op(inst, site, c.op, args);
+    case AbsCallee::Kind::Prim: return infer_prim(site, c.prim, args);
+    case AbsCallee::Kind::Op: return infer_op(site, c.op, args);
     case AbsCallee::Kind::Host: {
       std::optional<AbsValue> r;
       if (opts_.host_call) r = opts_.host_call(c.host, args);
       return r ? *r : AbsValue(AbsAny{});
     }
-    case AbsCallee::Kind::Graph:
-      break;
+    case AbsCallee::Kind::Graph: break;
   }
   ir::FuncGraph* g = c.graph;
   if (g->params().size() != args.size())
@@ -179,8 +180,11 @@ AbsValue Specializer::call_callee(SpecContext* inst, const ir::Node* site, const
   // The context pointer came from this specializer's own instances.
   auto* parent = const_cast<SpecContext*>(c.context);
   SpecContext* callee = instance(g, parent, std::move(args), site);
-  auto& called = inst->calls[site];
-  if (std::find(called.begin(), called.end(), callee) == called.end()) called.push_back(callee);
+  auto record = [&](std::vector<SpecContext*>& list) {
+    if (std::find(list.begin(), list.end(), callee) == list.end()) list.push_back(callee);
+  };
+  record(inst->calls[site]);
+  if (c.origin) record(const_cast<SpecContext*>(c.origin_context)->value_calls[c.origin]);
   return run(callee);
 }
 
@@ -284,6 +288,7 @@ AbsValue Specializer::evaluate(SpecContext* inst) {
     inst->read_while_running = false;
     inst->values.clear();
     inst->calls.clear();
+    inst->value_calls.clear();
     for (const ir::Node* n : order(inst->graph)) value_of(inst, n);
     if (!inst->graph->output()) fail(nullptr, "@" + inst->graph->name() + " has no output");
     AbsValue out = value_of(inst, inst->graph->output());
@@ -325,8 +330,8 @@ Specialized specialize(ir::IrModule& m, ir::FuncGraph& g, const std::vector<AbsV
     throw SpecializeError(where + "@" + g.name() + " is nested in @" + g.parent()->name() +
                           ": specialize the enclosing function, which gives its free variables values");
   if (args.size() != g.params().size())
-    throw SpecializeError(where + "@" + g.name() + " takes " + std::to_string(g.params().size()) +
-                          " arguments, got " + std::to_string(args.size()));
+    throw SpecializeError(where + "@" + g.name() + " takes " + std::to_string(g.params().size()) + " arguments, got " +
+                          std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].is_bottom())
       throw SpecializeError(where + "argument " + std::to_string(i + 1) + " of @" + g.name() + " has no type");

@@ -23,11 +23,11 @@
 //      value from the enclosing instance. A graph constant evaluates to a
 //      function with the enclosing instance as its context.
 //   3. Kernel primitives are inferred with kernels::infer; Python scalars
-//      take the first tensor input's dtype (the executor's rule). A
-//      primitive of Python scalars only is a scalar operation, computed
-//      when the scalars are constants (MindSpore's scalar arithmetic): a
-//      loop counter `i = i + 1` stays an Int64, not a 0-d tensor, so loops
-//      converge and tuples carrying the counter out of a loop join.
+//      take the first tensor input's dtype. Arithmetic and comparisons of
+//      Python numbers only (neg, + - * / // %, ==, <, ...) stay Python
+//      numbers, computed when constant — the executor's rules
+//      (interp/graph_exec_ops.cpp), so a loop counter `i = i + 1` stays an
+//      Int64 and loops converge; other primitives give tensors.
 //   4. Recursion (loops are tail-recursive graphs) is solved by fixpoint
 //      iteration: a call of an instance that is being evaluated returns its
 //      result so far, AbsBottom ("pending") at first; the join at a switch
@@ -42,9 +42,16 @@
 //      (specialize_build.cpp), parents before nested graphs, since a nested
 //      clone's free variables are nodes of its parent's clone.
 //
-// Not handled: calling one closure value with different signatures where
-// the value is not a direct callee (it stays a reference to the primal
-// graph), and the backpropagator of J(f) (its calls are AbsAny).
+// Each graph constant is its own function value (MindSpore's tracking id):
+// a constant whose value was called as exactly one instance (a branch, a
+// function passed on or bound by partial) refers to that clone. Nodes with
+// effects (print, update_state, in-place primitives, host calls) are never
+// folded away, even when their value is a constant.
+//
+// Not handled: a graph constant whose value is never called, or is called
+// with several signatures, stays a reference to the primal graph (right
+// for top-level graphs; a nested one then reads its primal parent's
+// nodes); the backpropagator of J(f) is AbsAny.
 #pragma once
 
 #include <functional>

@@ -10,8 +10,10 @@
 //        effect or calls the host);
 //      * a switch with a constant condition becomes the taken operand;
 //      * a call of one known graph instance calls that clone directly;
-//      * a graph constant whose graph was called with one signature in
-//        this context refers to that clone (branches of an unknown switch);
+//      * a graph constant whose value was called as one instance (a branch
+//        of an unknown switch, a function passed on or bound by partial)
+//        refers to that clone; one never called, or called with several
+//        signatures, stays a reference to the primal graph;
 //      * anything else is copied with its inputs mapped.
 #include <algorithm>
 #include <unordered_set>
@@ -52,7 +54,6 @@ class Builder {
     std::stable_sort(order_.begin(), order_.end(),
                      [](const SpecContext* a, const SpecContext* b) { return nesting_depth(a) < nesting_depth(b); });
     for (SpecContext* inst : order_) {
-      by_graph_[{inst->graph, inst->parent}].push_back(inst);
       ir::FuncGraph* g = inst->graph;
       ir::FuncGraph* parent = inst->parent ? inst->parent->clone : nullptr;
       inst->clone = s_.module().new_graph(g->name(), parent, g->loc());
@@ -80,9 +81,12 @@ class Builder {
       if (inst->parent) work.push_back(inst->parent);
       for (auto& [site, callees] : inst->calls)
         for (SpecContext* c : callees) work.push_back(c);
+      for (auto& [constant, callees] : inst->value_calls)
+        for (SpecContext* c : callees) work.push_back(c);
     }
     // Creation order, so clone names do not depend on hashing.
-    std::sort(order_.begin(), order_.end(), [](const SpecContext* a, const SpecContext* b) { return a->serial < b->serial; });
+    std::sort(order_.begin(), order_.end(),
+              [](const SpecContext* a, const SpecContext* b) { return a->serial < b->serial; });
   }
 
   ir::Node* constant(SpecContext* inst, ir::ConstValue v, const AbsValue& type, ir::Loc loc = {}) {
@@ -95,11 +99,9 @@ class Builder {
   ir::Node* operand(SpecContext* inst, const ir::Node* n) {
     if (n->is_constant()) {
       AbsValue type = s_.constant_value(inst, n);
-      if (ir::FuncGraph* g = n->as_graph()) {
-        SpecContext* ctx = g->parent() ? s_.enclosing(inst, g->parent(), n) : nullptr;
-        auto it = by_graph_.find({g, ctx});
-        if (it != by_graph_.end() && it->second.size() == 1) return constant(inst, it->second[0]->clone, type);
-      }
+      auto called = inst->value_calls.find(n);
+      if (n->as_graph() && called != inst->value_calls.end() && called->second.size() == 1)
+        return constant(inst, called->second[0]->clone, type);
       return constant(inst, n->value(), type, n->loc());
     }
     SpecContext* owner = n->graph() == inst->graph ? inst : s_.enclosing(inst->parent, n->graph(), n);
@@ -164,17 +166,10 @@ class Builder {
     return false;
   }
 
-  struct KeyHash {
-    size_t operator()(const std::pair<const ir::FuncGraph*, const SpecContext*>& k) const {
-      return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second);
-    }
-  };
-
   Specializer& s_;
   Specialized& out_;
   std::vector<SpecContext*> order_;
   std::unordered_set<SpecContext*> seen_;
-  std::unordered_map<std::pair<const ir::FuncGraph*, const SpecContext*>, std::vector<SpecContext*>, KeyHash> by_graph_;
 };
 
 }  // namespace

@@ -27,6 +27,9 @@ struct SpecContext {
   std::unordered_map<const ir::Node*, AbsValue> values;
   // Per call node: the instances it called (several after an unknown switch).
   std::unordered_map<const ir::Node*, std::vector<SpecContext*>> calls;
+  // Per graph constant of this graph: the instances its value was called as
+  // (anywhere: passed to another function, bound by partial).
+  std::unordered_map<const ir::Node*, std::vector<SpecContext*>> value_calls;
   AbsValue output;  // the result so far: AbsBottom until first evaluated
 
   // Evaluation bookkeeping (Tarjan-style): `depth` is the position on the
@@ -66,7 +69,7 @@ class Specializer {
 
   // specialize_ops.cpp
   AbsValue infer_prim(const ir::Node* site, const ir::PrimRef& p, const std::vector<AbsValue>& args);
-  AbsValue infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp op, const std::vector<AbsValue>& args);
+  AbsValue infer_op(const ir::Node* site, ir::IrOp op, const std::vector<AbsValue>& args);
 
   [[noreturn]] void fail(const ir::Node* site, const std::string& message) const;
 
@@ -77,8 +80,8 @@ class Specializer {
   AbsValue eval_apply(SpecContext* inst, const ir::Node* n);
   AbsValue call_callee(SpecContext* inst, const ir::Node* site, const AbsCallee& c, std::vector<AbsValue> args);
   AbsValue evaluate(SpecContext* inst);
-  [[noreturn]] void fail_branches(const ir::Node* site, const std::vector<AbsCallee>& callees, size_t left, size_t right,
-                                  const JoinFailure& why) const;
+  [[noreturn]] void fail_branches(const ir::Node* site, const std::vector<AbsCallee>& callees, size_t left,
+                                  size_t right, const JoinFailure& why) const;
 
   ir::IrModule& m_;
   const SpecializeOptions& opts_;

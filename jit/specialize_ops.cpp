@@ -1,6 +1,7 @@
 // Abstract inference of kernel primitives and IR operators: the transfer
 // functions of the specializer, each mirroring what the debug-mode executor
 // (interp/graph_exec_ops.cpp) computes on concrete values.
+#include <cmath>
 #include <span>
 
 #include "jit/specialize_impl.h"
@@ -18,21 +19,33 @@ bool is_number(const AbsScalar& s) {
   return s.kind == ScalarKind::Bool || s.kind == ScalarKind::Int || s.kind == ScalarKind::Float;
 }
 
-// Elementwise primitives of Python scalars are scalar arithmetic (cast
-// makes a tensor of the requested dtype, so it is not one of them).
-bool is_scalar_arithmetic(Prim p) {
-  return static_cast<int>(p) <= static_cast<int>(Prim::select) && p != Prim::cast;
+// The primitives the executor computes as Python arithmetic when every
+// input is a Python number (interp/graph_exec_ops.cpp, scalar_op): neg,
+// + - * / // % and the comparisons. Others (exp, pow, ...) of numbers make
+// 0-d tensors there, and here.
+bool is_scalar_arithmetic(Prim p, size_t n) {
+  if (n == 1) return p == Prim::neg;
+  if (n != 2) return false;
+  switch (p) {
+    case Prim::add:
+    case Prim::sub:
+    case Prim::mul:
+    case Prim::div:
+    case Prim::floordiv:
+    case Prim::mod:
+    case Prim::less:
+    case Prim::less_equal:
+    case Prim::greater:
+    case Prim::greater_equal:
+    case Prim::equal:
+    case Prim::not_equal: return true;
+    default: return false;
+  }
 }
 
-// Scalars compute in the widest dtype of their kind; the kernel's own dtype
-// promotion then gives the result kind (comparisons Bool, int / int float).
-DType compute_dtype(ScalarKind k) {
-  return k == ScalarKind::Bool ? DType::Bool : k == ScalarKind::Int ? DType::Int64 : DType::Float64;
-}
-
-ScalarKind kind_of_dtype(DType t) {
-  if (t == DType::Bool) return ScalarKind::Bool;
-  return kernels::is_floating(t) ? ScalarKind::Float : ScalarKind::Int;
+bool is_comparison(Prim p) {
+  return p == Prim::less || p == Prim::less_equal || p == Prim::greater || p == Prim::greater_equal ||
+         p == Prim::equal || p == Prim::not_equal;
 }
 
 double const_number(const ir::ConstValue& v) {
@@ -51,6 +64,49 @@ bool truthy(const ir::ConstValue& v) {
   if (auto s = std::get_if<std::string>(&v)) return !s->empty();
   if (std::holds_alternative<ir::NoneValue>(v)) return false;
   return const_number(v) != 0.0;
+}
+
+// Python arithmetic on constants (the executor's scalar_op): ints exact,
+// floor division and modulo rounding towards -inf. Throws ValueError on a
+// zero divisor, as the executor fails.
+AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
+  double v[2] = {0, 0};
+  int64_t iv[2] = {0, 0};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::ConstValue& c = *args[i].get_if<AbsScalar>()->value;
+    v[i] = const_number(c);
+    if (auto n = std::get_if<int64_t>(&c)) iv[i] = *n;
+    if (auto b = std::get_if<bool>(&c)) iv[i] = *b;
+  }
+  bool ints = k == ScalarKind::Int;
+  auto num = [&](double d, int64_t i) { return ints ? AbsScalar{k, i} : AbsScalar{k, d}; };
+  if (args.size() == 1) return num(-v[0], -iv[0]);
+  switch (p) {
+    case Prim::add: return num(v[0] + v[1], iv[0] + iv[1]);
+    case Prim::sub: return num(v[0] - v[1], iv[0] - iv[1]);
+    case Prim::mul: return num(v[0] * v[1], iv[0] * iv[1]);
+    case Prim::div:
+      if (v[1] == 0) throw kernels::ValueError("division by zero");
+      return AbsScalar{k, v[0] / v[1]};
+    case Prim::floordiv:
+    case Prim::mod: {
+      if (v[1] == 0) throw kernels::ValueError("integer division or modulo by zero");
+      if (ints) {
+        int64_t q = iv[0] / iv[1];
+        if ((iv[0] % iv[1] != 0) && ((iv[0] < 0) != (iv[1] < 0))) --q;
+        return num(0, p == Prim::floordiv ? q : iv[0] - q * iv[1]);
+      }
+      double q = std::floor(v[0] / v[1]);
+      return num(p == Prim::floordiv ? q : v[0] - q * v[1], 0);
+    }
+    case Prim::less: return AbsScalar{k, v[0] < v[1]};
+    case Prim::less_equal: return AbsScalar{k, v[0] <= v[1]};
+    case Prim::greater: return AbsScalar{k, v[0] > v[1]};
+    case Prim::greater_equal: return AbsScalar{k, v[0] >= v[1]};
+    case Prim::equal: return AbsScalar{k, v[0] == v[1]};
+    default:  // not_equal
+      return AbsScalar{k, v[0] != v[1]};
+  }
 }
 
 }  // namespace
@@ -79,23 +135,16 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
   }
 
   try {
-    if (all_scalars && is_scalar_arithmetic(p.prim)) {
-      std::vector<TensorSpec> specs;
-      for (const AbsValue& a : args) specs.push_back({compute_dtype(a.get_if<AbsScalar>()->kind), {}});
-      std::vector<TensorSpec> out;
-      kernels::infer(p.prim, specs, p.attrs, out);
-      ScalarKind k = kind_of_dtype(out[0].dtype);
+    if (all_scalars && p.attrs.empty() && is_scalar_arithmetic(p.prim, args.size())) {
+      // Python's rules: bools count as ints, int op int is an int except
+      // true division, comparisons are bools.
+      bool all_int = true;
+      for (const AbsValue& a : args) all_int = all_int && a.get_if<AbsScalar>()->kind != ScalarKind::Float;
+      ScalarKind k = is_comparison(p.prim)             ? ScalarKind::Bool
+                     : p.prim == Prim::div || !all_int ? ScalarKind::Float
+                                                       : ScalarKind::Int;
       if (!all_constant) return abs_scalar(k);
-      // Fold: run the kernel on 0-d tensors (float results in float64 so
-      // int / int is exact as in Python).
-      std::vector<kernels::Tensor> in;
-      for (size_t i = 0; i < args.size(); ++i) {
-        const AbsScalar* s = args[i].get_if<AbsScalar>();
-        DType t = k == ScalarKind::Float && s->kind != ScalarKind::Bool ? DType::Float64 : specs[i].dtype;
-        in.push_back(kernels::Tensor::scalar(t, const_number(*s->value)));
-      }
-      kernels::Tensor r = kernels::execute1(p.prim, std::span<const kernels::Tensor>(in), p.attrs);
-      return AbsScalar{k, number_const(k, r.item())};
+      return fold_python(p.prim, args, k);
     }
     // The executor's rule: Python scalars take the first tensor input's
     // dtype (bool, int64 or float32 when there is none).
@@ -106,10 +155,10 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
         continue;
       }
       ScalarKind k = a.get_if<AbsScalar>()->kind;
-      DType d = first ? first->dtype
-                      : k == ScalarKind::Bool ? DType::Bool
-                      : k == ScalarKind::Int  ? DType::Int64
-                                              : DType::Float32;
+      DType d = first                   ? first->dtype
+                : k == ScalarKind::Bool ? DType::Bool
+                : k == ScalarKind::Int  ? DType::Int64
+                                        : DType::Float32;
       specs.push_back({d, {}});
     }
     std::vector<TensorSpec> out;
@@ -186,8 +235,7 @@ std::optional<AbsValue> grad_add_abs(const AbsValue& a, const AbsValue& b) {
 
 }  // namespace
 
-AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp op,
-                               const std::vector<AbsValue>& args) {
+AbsValue Specializer::infer_op(const ir::Node* site, ir::IrOp op, const std::vector<AbsValue>& args) {
   using ir::IrOp;
   const std::string name = ir::ir_op_name(op);
   int arity = ir::ir_op_arity(op);
@@ -202,8 +250,7 @@ AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp
   // A constant index into a tuple of n items, made non-negative.
   auto index_arg = [&](const AbsValue& v, size_t n) -> size_t {
     auto s = v.get_if<AbsScalar>();
-    if (!s || s->kind != ScalarKind::Int)
-      fail(site, name + ": the index must be an int, got " + to_string(v));
+    if (!s || s->kind != ScalarKind::Int) fail(site, name + ": the index must be an int, got " + to_string(v));
     if (!s->value) fail(site, name + ": the index must be a constant");
     int64_t i = std::get<int64_t>(*s->value);
     int64_t len = static_cast<int64_t>(n);
@@ -214,8 +261,7 @@ AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp
 
   switch (op) {
     case IrOp::make_tuple:
-    case IrOp::make_list:
-      return abs_tuple(args);
+    case IrOp::make_list: return abs_tuple(args);
     case IrOp::tuple_getitem:
     case IrOp::list_getitem: {
       if (args[0].is<AbsAny>()) return AbsAny{};
@@ -239,7 +285,8 @@ AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp
                        " elements; it must have exactly one");
       if (!c.is<AbsTensor>() && !c.is<AbsAny>()) {
         auto s = c.get_if<AbsScalar>();
-        if (!s || !is_number(*s)) fail(site, "the condition must be a bool or a one-element tensor, got " + to_string(c));
+        if (!s || !is_number(*s))
+          fail(site, "the condition must be a bool or a one-element tensor, got " + to_string(c));
       }
       // Not known at compile time: either branch.
       JoinFailure why;
@@ -272,8 +319,7 @@ AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp
       return AbsValue(std::move(out));
     }
     case IrOp::stop_gradient:
-    case IrOp::depend:
-      return args[0];
+    case IrOp::depend: return args[0];
     case IrOp::zeros_like:
     case IrOp::ones_like: {
       bool ok = true;
@@ -283,21 +329,17 @@ AbsValue Specializer::infer_op(SpecContext* inst, const ir::Node* site, ir::IrOp
     }
     case IrOp::grad_add: {
       std::optional<AbsValue> r = grad_add_abs(args[0], args[1]);
-      if (!r) fail(site, "grad_add: cannot add sensitivities of types " + to_string(args[0]) + " and " + to_string(args[1]));
+      if (!r)
+        fail(site, "grad_add: cannot add sensitivities of types " + to_string(args[0]) + " and " + to_string(args[1]));
       return *r;
     }
     case IrOp::env_new:
     case IrOp::env_setitem:
-    case IrOp::env_add:
-      return AbsEnv{};
-    case IrOp::env_getitem:
-      return args[2];  // the stored sensitivity has the default's type
-    case IrOp::update_state:
-      return AbsState{};
-    case IrOp::print:
-      return abs_const(ir::NoneValue{});  // as the executor: print's result is None
+    case IrOp::env_add: return AbsEnv{};
+    case IrOp::env_getitem: return args[2];  // the stored sensitivity has the default's type
+    case IrOp::update_state: return AbsState{};
+    case IrOp::print: return abs_const(ir::NoneValue{});  // as the executor: print's result is None
   }
-  (void)inst;
   fail(site, "the operator '" + name + "' is not supported by the specializer");
 }
 

@@ -30,7 +30,10 @@ std::vector<const FuncGraph*> referenced_graphs(const FuncGraph& c) {
 
 // Copies `c`'s body into `h` with its parameters bound to `args`, and
 // returns the copy of c's output (steps 1-4 of inline.h).
-Node* inline_body(IrModule& m, FuncGraph& h, const FuncGraph& c, const std::vector<Node*>& args, const Rewriter& rw) {
+// Copied nodes without a location (shared graphs such as a primitive's J
+// graph have none) take the call site's, so errors name a source line.
+Node* inline_body(IrModule& m, FuncGraph& h, const FuncGraph& c, const std::vector<Node*>& args, const Rewriter& rw,
+                  const Loc& site) {
   std::unordered_map<const FuncGraph*, FuncGraph*> gmap{{&c, &h}};
   std::unordered_map<const Node*, Node*> nmap;
   for (size_t i = 0; i < args.size(); ++i) nmap[c.params()[i]] = args[i];
@@ -61,7 +64,7 @@ Node* inline_body(IrModule& m, FuncGraph& h, const FuncGraph& c, const std::vect
       std::vector<Node*> ins;
       ins.reserve(n->inputs().size());
       for (Node* in : n->inputs()) ins.push_back(map_node(in));
-      nmap[n] = m.new_apply(copy, std::move(ins), n->name(), n->loc());
+      nmap[n] = m.new_apply(copy, std::move(ins), n->name(), n->loc().valid() ? n->loc() : site);
     }
     if (old != &c && old->output()) copy->set_output(map_node(old->output()));
   }
@@ -83,7 +86,7 @@ class Inliner {
     if (!c) return nullptr;
     args.insert(args.end(), n->inputs().begin() + 1, n->inputs().end());
     if (!can_inline(*c, h, args.size())) return nullptr;
-    return inline_body(m_, h, *c, args, rw);
+    return inline_body(m_, h, *c, args, rw, n->loc());
   }
 
  private:

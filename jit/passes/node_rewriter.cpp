@@ -61,6 +61,11 @@ bool rewrite_nodes(IrModule& m, FuncGraph& g, const NodeRule& rule) {
     }
     if (Node* out = h->output()) h->set_output(rw.resolve(out));
   }
+  // A rule may have copied a reference to a node the walk had not reached
+  // yet (an inlined closure naming a value of its enclosing graph that only
+  // closures use): re-point every such reference to the node's replacement,
+  // so the old node (and what it computes) does not stay alive twice.
+  if (rw.fired_) rebuild_with(m, g, rw.replaced_);
   return rw.fired_;
 }
 

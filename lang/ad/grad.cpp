@@ -160,7 +160,12 @@ Node* GradTransformer::Impl::sens_sum(GraphCtx& c, const Node* x, const Loc& loc
   auto it = c.contribs.find(x);
   if (it == c.contribs.end() || it->second.empty()) return nullptr;
   Node* s = it->second[0];
-  for (size_t i = 1; i < it->second.size(); ++i) s = op_apply(c.bg, IrOp::grad_add, {s, it->second[i]}, loc);
+  // Each sum is located at the use the added contribution comes from, so a
+  // failing sum names that forward line.
+  for (size_t i = 1; i < it->second.size(); ++i) {
+    Node* add = it->second[i];
+    s = op_apply(c.bg, IrOp::grad_add, {s, add}, add->loc().valid() ? add->loc() : loc);
+  }
   return s;
 }
 

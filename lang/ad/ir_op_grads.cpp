@@ -62,6 +62,8 @@ Node* GradTransformer::Impl::forward_ir_op(GraphCtx& c, Node* n, IrOp op) {
   if (op == IrOp::J) {
     // The J-value of J(h) is J of the closure Jh: J(J(h)), known statically
     // only for a constant graph that captures nothing.
+    // A host object's J is resolved at run time, so is J of that.
+    if (n->arg(0)->as_host()) return op_apply(jg, IrOp::J, {jvalue(jg, n->arg(0), loc)}, loc);
     FuncGraph* h = n->arg(0)->as_graph();
     if (!h || !fvs(h).empty())
       fail("J of J is not supported here: the operand of J must be a constant graph without free variables", loc);

@@ -42,7 +42,6 @@ bool cmp_prim(ast::CmpOp op, Prim& p) {
 const char* expr_construct(ast::ExprKind k) {
   switch (k) {
     case ast::ExprKind::FString: return "f-string";
-    case ast::ExprKind::List: return "list display";
     case ast::ExprKind::Dict: return "dict display";
     case ast::ExprKind::Set: return "set display";
     case ast::ExprKind::ListComp: return "list comprehension";
@@ -188,6 +187,14 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
         items.push_back(expr(*x, g, env));
       }
       return g->apply(IrOp::make_tuple, items, name, l);
+    }
+    case ast::ExprKind::List: {
+      std::vector<Node*> items;
+      for (auto& x : e.as<ast::List>()->elts) {
+        if (x->kind == ast::ExprKind::Starred) unsupported(x->span, "starred expression");
+        items.push_back(expr(*x, g, env));
+      }
+      return g->apply(IrOp::make_list, items, name, l);
     }
     case ast::ExprKind::Subscript: {
       auto* s = e.as<ast::Subscript>();

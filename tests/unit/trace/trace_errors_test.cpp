@@ -159,3 +159,18 @@ TEST_CASE("results a graph cannot return, bad indices and shape errors") {
   CHECK(contains(f.trace_error("tracer_shape", {kVec}), "tracing 'tracer_shape': zeros's shape argument needs"));
   CHECK(contains(f.trace_error("ops.square", {TraceInput::tensor(DType::Float32, {-1})}), "negative dimension"));
 }
+
+TEST_CASE("a failed trace leaves a flagged graph that returns None, and the module still verifies") {
+  Fixture f;
+  f.run(
+      "def half(x):\n"
+      "    y = x * 2\n"
+      "    return y.item()\n");
+  CHECK(contains(f.trace_error("half", {kVec}), "Tensor.item() needs the value"));
+  ir::FuncGraph* g = f.module.find_graph("failing");
+  REQUIRE(g);
+  CHECK(g->flags().get_bool("trace_failed"));
+  CHECK(ir::print_graph(*g) ==
+        "# IR of: failing\nsubgraph @failing(%para1_x) flags[trace_failed=True] {\n  return(None)\n}\n");
+  CHECK(ir::verify_module(f.module).empty());
+}

@@ -183,7 +183,7 @@ TEST_CASE("tensor methods, operators and basic indexing on tracers") {
       "    b = (2 - x) * -x / 4 + abs(x)\n"
       "    c = x @ v\n"
       "    d = v @ w\n"
-      "    e = x[1, 1:] + x[:, ::-2].sum(axis=1, keep_dims=True).mean()\n"
+      "    e = x[_C.Tensor(1), 1:] + x[:, ::-2].sum(axis=1, keep_dims=True).mean()\n"
       "    g = (x > 0) & (x < 1)\n"
       "    return (a, b.max(axis=0), c, d, e, g.astype(msl.float32), x[None, ..., 0], x.argmax(),\n"
       "            len(x), x.ndim, x.size, x.shape)\n");
