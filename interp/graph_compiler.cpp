@@ -128,6 +128,11 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     }
     return r.value = tensor_of(v), r;
   }
+  if (is_dtype_obj(v)) {
+    r.value = host_ref(I, v);
+    r.dtype = static_cast<DTypeObj*>(v.obj())->dtype;
+    return r;
+  }
   kernels::Prim p;
   if (native_primitive(v, p)) {
     r.kind = ResolvedName::Kind::Primitive;
@@ -446,12 +451,18 @@ const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
 }
 
 const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
-  auto key = std::make_pair(static_cast<const Object*>(gf), nargs);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
+  const GradSpec& s = gf->spec;
+  std::ostringstream key;
+  key << static_cast<const void*>(gf->fn.is_obj() ? gf->fn.obj() : nullptr) << '/' << nargs << '/'
+      << static_cast<int>(s.inputs) << '/' << s.has_weights << s.sens_param << s.has_aux << s.return_value << '/';
+  for (int64_t p : s.positions) key << p << ',';
+  key << '/';
+  for (const Value& w : s.weights) key << static_cast<const void*>(w.obj()) << ',';
+  auto it = grad_cache_.find(key.str());
+  if (it != grad_cache_.end()) return it->second;
   Compiled c = build_grad(gf, nargs);
-  keep_.push_back(Value::object(gf));
-  return cache_.emplace(key, std::move(c)).first->second;
+  keep_.push_back(Value::object(gf));  // keeps fn and the weights alive: their addresses are the key
+  return grad_cache_.emplace(key.str(), std::move(c)).first->second;
 }
 
 exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) {

@@ -82,6 +82,10 @@ class GraphCompiler {
   Compiled build_grad(GradFunctionObj* gf, size_t nargs);
 
   std::map<std::pair<const Object*, size_t>, Compiled> cache_;
+  // Gradient graphs by what they compute (function, options, weights,
+  // argument count): `msl.grad(f)(x)` in a loop makes a new gradient
+  // object every step but compiles once.
+  std::map<std::string, Compiled> grad_cache_;
   std::vector<Value> keep_;  // keys of cache_ stay alive
   std::map<std::string, ir::ConstValue> rules_;           // per primitive + attrs
   std::map<std::string, ir::FuncGraph*> traced_j_;        // J of traced host calls, per signature

@@ -148,9 +148,22 @@ bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) 
 
 }  // namespace
 
-RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& args) {
+RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
   const char* name = kernels::prim_name(p.prim);
-  if (RtValue r; p.attrs.empty() && scalar_op(p.prim, args, r)) return r;
+  if (RtValue r; p.attrs.empty() && scalar_op(p.prim, given, r)) return r;
+  const kernels::PrimDef& def = kernels::prim_def(p.prim);
+  std::vector<RtValue> args;
+  for (size_t i = 0; i < given.size(); ++i) {
+    // The effect convention: an in-place primitive's extra last input is
+    // the state (None for a graph's initial state).
+    if (def.kind == kernels::PrimKind::InPlace && def.inputs >= 0 && i == static_cast<size_t>(def.inputs)) continue;
+    // A variadic primitive may get its inputs as one tuple (concat(xs)).
+    if (def.inputs < 0 && given[i].is<RtTuple>()) {
+      for (const RtValue& x : given[i].tuple()) args.push_back(x);
+      continue;
+    }
+    args.push_back(given[i]);
+  }
   // The dtype Python scalars take: that of the first tensor input.
   const Tensor* first = nullptr;
   for (const RtValue& a : args)

@@ -33,7 +33,7 @@ std::string dims_str(const kernels::Dims& d) {
 }
 
 std::string callee_key(const AbsCallee& c) {
-  std::string s = c.j ? "J:" : "";
+  std::string s(static_cast<size_t>(c.j), 'J');
   switch (c.kind) {
     case AbsCallee::Kind::Graph: {
       char buf[96];

@@ -80,7 +80,7 @@ struct AbsCallee {
   ir::IrOp op{};                         // Op
   ir::HostRef host;                      // Host
   std::vector<AbsValue> bound;           // leading arguments bound by partial()
-  bool j = false;                        // J(fn): calls return (value, backpropagator)
+  int j = 0;                             // how many times J was applied: a call returns (value, backpropagator)
   // Graph: the graph constant this value came from and the instance that
   // evaluated it (MindSpore's tracking id). Part of the identity, so each
   // use of a graph as a value is specialized on its own and the constant

@@ -157,7 +157,7 @@ AbsValue Specializer::call_callee(SpecContext* inst, const ir::Node* site, const
   if (c.j) {
     // J(f)(x) = (f(x), backpropagator); the backpropagator is not analysed.
     AbsCallee primal = c;
-    primal.j = false;
+    primal.j -= 1;
     primal.bound.clear();
     AbsValue r = call_callee(inst, site, primal, std::move(args));
     if (r.is_bottom()) return r;

@@ -312,10 +312,7 @@ AbsValue Specializer::infer_op(const ir::Node* site, ir::IrOp op, const std::vec
       auto f = args[0].get_if<AbsFunc>();
       if (!f) fail(site, "J: a value of type " + to_string(args[0]) + " is not a function");
       AbsFunc out = *f;
-      for (AbsCallee& c : out.callees) {
-        if (c.j) fail(site, "J of J is not supported");
-        c.j = true;
-      }
+      for (AbsCallee& c : out.callees) c.j += 1;
       return AbsValue(std::move(out));
     }
     case IrOp::stop_gradient:

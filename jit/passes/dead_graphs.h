@@ -1,7 +1,7 @@
-// Dead nested graphs: retiring closures nothing can call any more.
+// Dead nested graphs: removing closures nothing can call any more.
 //
 // Why: a graph's body includes the nodes its nested graphs use (a closure's
-// captured values, func_graph.h), and IrModule cannot remove a graph. So
+// captured values, func_graph.h). So
 // once inlining has copied a closure's body to its call site, the closure
 // graph, now unreferenced, would still keep its captured nodes in its
 // parent's body (AD's backpropagator partials, env chains), and every
@@ -11,10 +11,10 @@
 // What it does: it finds the graphs of `g`'s nest that are live — reachable
 // from g's output through node inputs and through the outputs of the graphs
 // that graph constants on the way refer to, or referred to by any graph
-// outside the nest — and retires each other nested graph by setting its
-// output to the constant None. Its body is then empty, so it captures
-// nothing and keeps nothing of its parent alive; the graph itself (name,
-// parameters) stays in the module and prints as `return(None)`.
+// in the same top-level nest — and retires each other nested graph: its
+// output becomes the constant None (so it captures nothing and keeps nothing
+// of its parent alive) and it is removed from the module's graph list
+// (IrModule::remove_graph; pointers to it stay valid).
 //
 // What it does not do: retire g itself or top-level graphs (callers outside
 // this compilation may hold them), or change any live graph.

@@ -2,6 +2,8 @@
 // file-name interning.
 #include "lang/ir/ir_module.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace msl::ir {
@@ -62,6 +64,14 @@ FuncGraph* IrModule::find_graph(std::string_view name) const {
 Loc IrModule::loc(std::string_view file, uint32_t line, uint32_t col) {
   auto it = files_.insert(std::string(file)).first;
   return Loc{&*it, line, col};
+}
+
+void IrModule::remove_graph(FuncGraph* g) {
+  auto it = std::find(graph_list_.begin(), graph_list_.end(), g);
+  if (it == graph_list_.end()) return;
+  graph_list_.erase(it);
+  auto nt = by_name_.find(g->name());
+  if (nt != by_name_.end() && nt->second == g) by_name_.erase(nt);
 }
 
 }  // namespace msl::ir

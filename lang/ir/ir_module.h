@@ -34,6 +34,11 @@ class IrModule {
   // `g` may be null: a module-level constant.
   Node* new_constant(ConstValue v, FuncGraph* g = nullptr, Loc loc = {});
 
+  // Takes a graph out of the module's list (a pass found it dead): it no
+  // longer prints or counts as anyone's nested graph. Its memory stays, so
+  // pointers to it remain valid.
+  void remove_graph(FuncGraph* g);
+
   // Graphs in creation order.
   const std::vector<FuncGraph*>& graphs() const { return graph_list_; }
   FuncGraph* find_graph(std::string_view name) const;

@@ -39,6 +39,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -94,6 +95,8 @@ struct ResolvedName {
   // Constant / Node:
   ConstValue value;
   Node* node = nullptr;
+  // A dtype object (msl.float32): usable as a primitive's dtype attribute.
+  std::optional<kernels::DType> dtype;
 };
 
 // Lowers function definitions into one module. Functions reached through the

@@ -265,23 +265,59 @@ Node* FnLowerer::binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, con
   return g->apply(p, {x, y}, name, loc(span));
 }
 
-kernels::AttrValue FnLowerer::attr_value(const ast::Expr& e, const std::string& kind) const {
+kernels::AttrValue FnLowerer::attr_value(const ast::Expr& e, const std::string& kind, const Env& env) const {
+  // A literal (a negative number included), or a global name whose value
+  // is a constant (AXIS, msl.float32).
+  auto global = [&](const ast::Expr& x, ResolvedName& out) {
+    std::string dotted;
+    if (!resolve_ || !dotted_name(x, env, dotted)) return false;
+    out = resolve_(dotted);
+    return out.kind == ResolvedName::Kind::Constant;
+  };
   auto int_of = [&](const ast::Expr& x, int64_t& out) {
     bool neg = x.kind == ast::ExprKind::Unary && x.as<ast::Unary>()->op == ast::UnaryOp::Neg;
     const ast::Expr& lit = neg ? *x.as<ast::Unary>()->operand : x;
-    if (lit.kind != ast::ExprKind::Constant || lit.as<ast::Constant>()->value_kind != ast::ConstKind::Int)
-      return false;
-    out = neg ? -lit.as<ast::Constant>()->int_value : lit.as<ast::Constant>()->int_value;
+    if (lit.kind == ast::ExprKind::Constant && lit.as<ast::Constant>()->value_kind == ast::ConstKind::Int) {
+      out = neg ? -lit.as<ast::Constant>()->int_value : lit.as<ast::Constant>()->int_value;
+      return true;
+    }
+    ResolvedName r;
+    if (!global(lit, r) || !std::holds_alternative<int64_t>(r.value)) return false;
+    out = neg ? -std::get<int64_t>(r.value) : std::get<int64_t>(r.value);
+    return true;
+  };
+  auto float_of = [&](const ast::Expr& x, double& out) {
+    bool neg = x.kind == ast::ExprKind::Unary && x.as<ast::Unary>()->op == ast::UnaryOp::Neg;
+    const ast::Expr& lit = neg ? *x.as<ast::Unary>()->operand : x;
+    int64_t i;
+    if (int_of(lit, i)) {
+      out = static_cast<double>(neg ? -i : i);
+      return true;
+    }
+    if (lit.kind == ast::ExprKind::Constant && lit.as<ast::Constant>()->value_kind == ast::ConstKind::Float) {
+      out = neg ? -lit.as<ast::Constant>()->float_value : lit.as<ast::Constant>()->float_value;
+      return true;
+    }
+    ResolvedName r;
+    if (!global(lit, r) || !std::holds_alternative<double>(r.value)) return false;
+    out = neg ? -std::get<double>(r.value) : std::get<double>(r.value);
     return true;
   };
   const ast::Constant* c = e.kind == ast::ExprKind::Constant ? e.as<ast::Constant>() : nullptr;
   int64_t i = 0;
+  double d = 0;
+  ResolvedName r;
   if (kind == "bool" && c && (c->value_kind == ast::ConstKind::True || c->value_kind == ast::ConstKind::False))
     return c->value_kind == ast::ConstKind::True;
+  if (kind == "bool" && global(e, r) && std::holds_alternative<bool>(r.value)) return std::get<bool>(r.value);
   if (kind == "int" && int_of(e, i)) return i;
-  if (kind == "float" && c && c->value_kind == ast::ConstKind::Float) return c->float_value;
-  if (kind == "float" && int_of(e, i)) return static_cast<double>(i);
+  if (kind == "float" && float_of(e, d)) return d;
   if (kind == "str" && c && c->value_kind == ast::ConstKind::Str) return c->str_value;
+  if (kind == "dtype") {
+    kernels::DType dt;
+    if (c && c->value_kind == ast::ConstKind::Str && kernels::parse_dtype(c->str_value, dt)) return dt;
+    if (resolve_ && global(e, r) && r.dtype) return *r.dtype;
+  }
   if (kind == "ints") {
     if (int_of(e, i)) return std::vector<int64_t>{i};
     if (e.kind == ast::ExprKind::Tuple || e.kind == ast::ExprKind::List) {
@@ -319,7 +355,21 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   kernels::Attrs attrs;
   const PrimRef* prim = callee->as_prim();
   FuncGraph* graph = callee->as_graph();
+  // A primitive's positional arguments after its tensor inputs are its
+  // attributes in declaration order (as in eager calls): concat([a, b], 0).
+  size_t n_inputs = SIZE_MAX;
+  if (prim) n_inputs = kernels::prim_def(prim->prim).inputs < 0 ? 1 : kernels::prim_def(prim->prim).inputs;
+  size_t n_pos = 0;
   for (auto& a : c.args) {
+    if (prim && a.kind == ast::Arg::Kind::Positional && n_pos++ >= n_inputs) {
+      const auto& specs = kernels::prim_attrs(prim->prim);
+      size_t k = n_pos - 1 - n_inputs;
+      if (k >= specs.size())
+        fail(a.span, std::string("primitive '") + kernels::prim_name(prim->prim) + "' takes at most " +
+                         std::to_string(n_inputs + specs.size()) + " positional arguments");
+      attrs.set(specs[k].name, attr_value(*a.value, specs[k].kind, env));
+      continue;
+    }
     if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
       unsupported(a.span, "'*' or '**' argument");
     if (a.kind == ast::Arg::Kind::Keyword) {
@@ -335,7 +385,7 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
         fail(a.span, "keyword argument '" + a.name + "' is not " +
                          (prim ? std::string("an attribute of primitive '") + kernels::prim_name(prim->prim) + "'"
                                : std::string("supported in a call of a computed function")));
-      attrs.set(a.name, attr_value(*a.value, spec->kind));
+      attrs.set(a.name, attr_value(*a.value, spec->kind, env));
       continue;
     }
     args.push_back(expr(*a.value, g, env));
@@ -348,6 +398,21 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     if (!dotted.empty() && std::isupper(static_cast<unsigned char>(last_part(dotted)[0]))) {
       if (!args.empty()) fail(c.span, "primitive '" + dotted + "' takes only keyword attributes when created");
       return constant(PrimRef{prim->prim, all}, c.span);
+    }
+    const kernels::PrimDef& def = kernels::prim_def(prim->prim);
+    if (def.inputs < 0 && args.size() == 1 &&
+        (args[0]->is_call_of(IrOp::make_tuple) || args[0]->is_call_of(IrOp::make_list))) {
+      // concat([a, b]): the list's items are the variadic inputs.
+      std::vector<Node*> items(args[0]->inputs().begin() + 1, args[0]->inputs().end());
+      args = std::move(items);
+    }
+    if (def.kind == kernels::PrimKind::InPlace) {
+      // assign(x, v): an effect; the state rides along as the last input.
+      Node* u = state_of(g);
+      args.push_back(u ? u : constant(NoneValue{}, c.span));
+      Node* n = g->apply(prim->prim, args, name, l, all);
+      sequence(g, n);
+      return n;
     }
     return g->apply(prim->prim, args, name, l, all);
   }

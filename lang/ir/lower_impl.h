@@ -95,7 +95,7 @@ class FnLowerer {
   void bind_graph_args(FuncGraph* g, std::vector<Node*>& args,
                        std::vector<std::pair<std::string, Node*>>& kwargs, const ast::Call& c);
   bool dotted_name(const ast::Expr& e, const Env& env, std::string& out) const;
-  kernels::AttrValue attr_value(const ast::Expr& e, const std::string& kind) const;
+  kernels::AttrValue attr_value(const ast::Expr& e, const std::string& kind, const Env& env) const;
 
  private:
   LowerState& st_;

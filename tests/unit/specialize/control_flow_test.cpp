@@ -310,6 +310,23 @@ subgraph @apply(%para1_fn, %para2_a, %para3_b) {
   CHECK(p.error({abs_const(int64_t{1}), f32({4})}).empty());
 }
 
+TEST_CASE("specialize: J of J nests (value, backpropagator) pairs") {
+  Parsed p(R"(subgraph @f(%para1_x) {
+  %0 = J(@sq)
+  %1 = J(%0)
+  %2 = %1(%para1_x)
+  return(%2)
+}
+
+subgraph @sq(%para1_a) {
+  %0 = mul(%para1_a, %para1_a)
+  return(%0)
+}
+)");
+  CHECK(to_string(p.run({f32({2})}).output) == "((Tensor[Float32](2), Any), Any)");
+  CHECK(graph_text(p.m, "f_1").find("%0 = J(@sq_1)") != std::string::npos);
+}
+
 TEST_CASE("specialize: a recursion whose argument types keep changing stops with an error") {
   Parsed p(R"(subgraph @grow(%para1_x) {
   %0 = make_tuple(%para1_x)

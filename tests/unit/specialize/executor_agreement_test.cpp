@@ -51,8 +51,7 @@ void check_conforms(const RtValue& v, const AbsValue& a) {
         REQUIRE(v.is<double>());
         if (s->value) CHECK(std::get<double>(*s->value) == v.as<double>());
         break;
-      default:
-        FAIL("unexpected scalar kind " << to_string(a));
+      default: FAIL("unexpected scalar kind " << to_string(a));
     }
   } else if (auto tu = a.get_if<AbsTuple>()) {
     REQUIRE(v.is<exec::RtTuple>());
