@@ -3,7 +3,8 @@
 #include "interp/graph_compiler.h"
 
 #include <cstdio>
-#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "interp/graph_compiler_impl.h"
@@ -12,6 +13,7 @@
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
 #include "jit/passes/pipeline.h"
+#include "lang/ir/dot.h"
 #include "lang/ir/printer.h"
 
 namespace msl {
@@ -272,12 +274,43 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
 
 GraphCompiler::GraphCompiler(Interp& interp)
     : I(interp), grad(module, [this](const ir::PrimRef& p) { return rule_for(p); }) {
+  save_dir = I.options().save_graphs_dir;
   Ref<Module> core = I.import_module("msl._core", nullptr);
   Value t = core->get(I.intern("Tensor"));
   tensor_cls = static_cast<TensorClass*>(static_cast<Class*>(t.obj()));
 }
 
 GraphCompiler::~GraphCompiler() = default;
+
+void GraphCompiler::optimize(FuncGraph& g) {
+  jit::PassOptions po;
+  po.print_after = I.options().print_after;
+  po.dump = [this](const std::string& pass, const std::string& text) {
+    I.write_err("# IR after " + pass + "\n" + text + "\n");
+  };
+  try {
+    jit::optimize(module, g, po);
+  } catch (const jit::PassError& e) {
+    I.raise(I.exception_class("RuntimeError").get(), std::string("internal error optimizing a graph: ") + e.what());
+  }
+}
+
+void GraphCompiler::save(const std::string& name, const std::string& phase, const FuncGraph& g, bool dot) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(save_dir, ec);
+  char num[16];
+  std::snprintf(num, sizeof num, "%02d_", saved++);
+  std::string base = (fs::path(save_dir) / (num + name + "_" + phase)).string();
+  auto write = [&](const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out)
+      I.raise(I.exception_class("OSError").get(), "save_graphs: cannot write '" + path + "'");
+  };
+  write(base + ".ir", ir::print_graph(g));
+  if (dot) write(base + ".dot", ir::to_dot(g));
+}
 
 Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   std::string name = "graph";
@@ -314,6 +347,9 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   }
   call.insert(call.begin(), callee);
   root->set_output(root->apply(call, "", root->loc()));
+  if (!save_dir.empty()) save(root->name(), "lowered", *root, false);
+  optimize(*root);
+  if (!save_dir.empty()) save(root->name(), "opt", *root, true);
   return Compiled{root, nargs, std::move(s.weights), false};
 }
 
@@ -428,16 +464,12 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   // Top-level callers shape has_aux / value_and_grad results themselves.
   if (spec.has_aux || spec.return_value) result = g->apply(IrOp::make_tuple, {out, result}, "", l);
   g->set_output(result);
-  try {
-    jit::PassOptions po;
-    if (const char* pa = std::getenv("MSL_PRINT_AFTER")) {
-      po.print_after = pa;
-      po.dump = [](const std::string& pass, const std::string& text) { std::fprintf(stderr, "== after %s\n%s\n", pass.c_str(), text.c_str()); };
-    }
-    jit::optimize(module, *g, po);
-  } catch (const jit::PassError& e) {
-    I.raise(I.exception_class("RuntimeError").get(), std::string("internal error optimizing a gradient: ") + e.what());
+  if (!save_dir.empty()) {
+    save(target->name(), "lowered", *root, false);
+    save(target->name(), "grad", *jr, false);
   }
+  optimize(*g);
+  if (!save_dir.empty()) save(target->name(), "grad_opt", *g, true);
   return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
 }
 

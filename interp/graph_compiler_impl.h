@@ -65,6 +65,14 @@ class GraphCompiler {
   // GF for a gradient function object (cached); `raw` makes it return
   // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
   const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
+  // save_graphs: the folder (empty: off) and the files written so far.
+  std::string save_dir;
+  int saved = 0;
+  // Writes `g`'s nest as DIR/NN_name_phase.ir (and .dot when `dot`).
+  void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot);
+  // Runs the clean-up pipeline on `g` (with --print-after dumps).
+  void optimize(ir::FuncGraph& g);
+
   // Executor options with every hook (host calls, runtime J).
   exec::ExecOptions exec_options();
   // Runs a compiled graph on MSL arguments.

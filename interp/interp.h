@@ -56,6 +56,12 @@ class Interp {
     std::vector<std::string> argv;         // sys.argv
     std::vector<std::string> module_path;  // MSL_PATH entries
     std::string stdlib_dir;                // standard library root
+    // Graph mode (msl --mode/--save-graphs/--print-after): the initial
+    // msl.context mode ("graph" or "pynative"), where compiled graphs are
+    // saved (empty: nowhere), and the pass after which IR is printed.
+    std::string graph_mode = "graph";
+    std::string save_graphs_dir;
+    std::string print_after;
   };
 
   explicit Interp(Options opts);

@@ -6,6 +6,8 @@
 //                                    "tuple" or "all"; weights: None or a
 //                                    sequence of Parameters)
 //   ir_text(fn, nargs)               the IR module after compiling fn
+//   set_save_graphs(flag, path)      msl.context's save_graphs options
+//   cli_options()                    (mode, save_graphs dir or None) from msl's command line
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -86,6 +88,22 @@ Value f_ir_text(Interp& I, Args& a, Object*) {
   return Value::object(new Str(graph_ir_text(I, fn, static_cast<size_t>(v[1].as_int()))));
 }
 
+Value f_set_save_graphs(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "set_save_graphs", a, 2, 2, v);
+  if (!v[1].is(Kind::Str)) I.raise(I.exception_class("TypeError").get(), "save_graphs_path must be a str");
+  compiler_of(I).save_dir = I.truthy(v[0]) ? static_cast<Str*>(v[1].obj())->s : std::string();
+  return Value::none();
+}
+
+// The initial mode and save_graphs setting given on the command line.
+Value f_cli_options(Interp& I, Args& a, Object*) {
+  bind_positional(I, "cli_options", a, 0, 0, nullptr);
+  const auto& o = I.options();
+  return new_tuple({Value::integer(o.graph_mode == "pynative" ? 1 : 0),
+                    o.save_graphs_dir.empty() ? Value::none() : Value::object(new Str(o.save_graphs_dir))});
+}
+
 }  // namespace
 
 Value make_jit_function(Interp& I, const Value& fn) {
@@ -114,6 +132,8 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "jit", f_jit);
   I.def_native(&m, "grad_function", f_grad_function);
   I.def_native(&m, "ir_text", f_ir_text);
+  I.def_native(&m, "set_save_graphs", f_set_save_graphs);
+  I.def_native(&m, "cli_options", f_cli_options);
 }
 
 }  // namespace msl

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "interp/interp.h"
+#include "jit/passes/pipeline.h"
 #include "interp/repl.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
@@ -23,10 +25,15 @@
 #include "lang/ir/printer.h"
 #include "lang/parser.h"
 
+namespace msl {
+// graph_emit.cpp: --emit=anf|anf-opt|grad (I may be null except for grad).
+int emit_graph_stage(Interp* I, const SourcePtr& source, const std::string& stage, const std::string& print_after);
+}  // namespace msl
+
 namespace {
 
 struct CommandLine {
-  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file;
+  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after;
   bool has_code = false, run = false, profile = false;
   long seed = -1, threads = 0;
   std::vector<std::string> script_args;
@@ -44,7 +51,9 @@ const char* kUsage =
     "  --save-graphs DIR       write IR of every compiled graph to DIR\n"
     "  --profile               print a per-op profile at exit\n"
     "  --dump DIR              write every op's output to DIR\n"
-    "  --emit tokens|ast|anf   print a front-end stage of FILE instead of running it\n"
+    "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
+    "                          anf (lowered graphs), anf-opt (after clean-up), grad\n"
+    "  --print-after PASS      print the IR after a clean-up pass (or 'all') to stderr\n"
     "  -h, --help              show this help\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -94,8 +103,10 @@ CommandLine parse_args(int argc, char** argv) {
       cl.profile = true;
     } else if (is("--emit")) {
       cl.emit = value("--emit");
-      if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf")
-        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf)");
+      if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad")
+        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad)");
+    } else if (is("--print-after")) {
+      cl.print_after = value("--print-after");
     } else if (a == "-c") {
       if (i + 1 >= argc) usage_error("-c needs an argument");
       cl.code = argv[++i];
@@ -167,6 +178,17 @@ int run_job(const CommandLine& cl) {
   opts.module_path = split_path(std::getenv("MSL_PATH"));
   const char* stdlib = std::getenv("MSL_STDLIB");
   opts.stdlib_dir = stdlib ? stdlib : MSL_STDLIB_DIR;
+  opts.graph_mode = cl.mode;
+  opts.save_graphs_dir = cl.save_graphs;
+  opts.print_after = cl.print_after;
+  if (!cl.print_after.empty() && cl.print_after != "all") {
+    const auto& names = msl::jit::pass_names();
+    if (std::find(names.begin(), names.end(), cl.print_after) == names.end()) {
+      std::string all;
+      for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      usage_error("unknown pass '" + cl.print_after + "' for --print-after (passes: " + all + ", or all)");
+    }
+  }
 
   // Process-wide kernel settings: the RNG seed (msl.set_seed may change it
   // later) and the kernels' thread count.
@@ -196,19 +218,15 @@ int run_job(const CommandLine& cl) {
     std::string out;
     if (cl.emit == "tokens") {
       out = msl::dump_tokens(source, errors);
-    } else if (cl.emit == "anf") {
-      // Every top-level def lowered to ANF IR, printed as one module.
-      msl::ParseResult r = msl::parse_module(source);
-      errors = std::move(r.errors);
-      if (r.module) {
-        std::vector<const msl::ast::FunctionDef*> defs;
-        for (auto& s : r.module->body)
-          if (s->kind == msl::ast::StmtKind::FunctionDef) defs.push_back(s->as<msl::ast::FunctionDef>());
-        msl::ir::IrModule m;
-        msl::ir::Lowerer lowerer(m, source, msl::ir::default_resolver(defs));
-        for (auto* d : defs) lowerer.lower(*d);
-        for (auto& d : lowerer.errors()) errors.push_back(d);
-        if (errors.empty()) out = msl::ir::print_module(m);
+    } else if (cl.emit == "anf" || cl.emit == "anf-opt" || cl.emit == "grad") {
+      if (cl.emit != "grad") return msl::emit_graph_stage(nullptr, source, cl.emit, cl.print_after);
+      msl::Interp interp(opts);  // the gradient rules are MSL code
+      try {
+        return msl::emit_graph_stage(&interp, source, cl.emit, cl.print_after);
+      } catch (msl::MslError& e) {
+        std::string text = interp.format_exception(e.exc);
+        std::fwrite(text.data(), 1, text.size(), stderr);
+        return 1;
       }
     } else {
       msl::ParseResult r = msl::parse_module(source);

@@ -54,7 +54,14 @@ AbsValue Specializer::constant_value(SpecContext* inst, const ir::Node* n) {
   ir::FuncGraph* g = n->as_graph();
   if (!g) return abstract_of_constant(n->value());
   if (!m_.owns(g)) fail(n, "@" + g->name() + " belongs to another module");
-  SpecContext* ctx = g->parent() ? enclosing(inst, g->parent(), n) : nullptr;
+  // A nested graph referenced outside its parent (legal when it has no free
+  // variables) gets no context; reading a free variable then fails.
+  SpecContext* ctx = nullptr;
+  for (SpecContext* c = inst; c && g->parent(); c = c->parent)
+    if (c->graph == g->parent()) {
+      ctx = c;
+      break;
+    }
   AbsValue f = abs_graph_func(g, ctx);
   AbsCallee& c = std::get<AbsFunc>(f.v).callees[0];
   c.origin = n;
@@ -97,6 +104,9 @@ AbsValue Specializer::eval_apply(SpecContext* inst, const ir::Node* n) {
   if (fn.is_bottom()) return fn;
   for (const AbsValue& a : args)
     if (a.is_bottom()) return a;
+  if (n->is_call_of(ir::IrOp::print) || n->is_call_of(ir::IrOp::update_state)) inst->effects = true;
+  if (auto p = n->callee()->as_prim(); p && kernels::prim_def(p->prim).kind == kernels::PrimKind::InPlace)
+    inst->effects = true;
   return call(inst, n, fn, args);
 }
 
@@ -167,6 +177,7 @@ AbsValue Specializer::call_callee(SpecContext* inst, const ir::Node* site, const
     case AbsCallee::Kind::Prim: return infer_prim(site, c.prim, args);
     case AbsCallee::Kind::Op: return infer_op(site, c.op, args);
     case AbsCallee::Kind::Host: {
+      inst->effects = true;
       std::optional<AbsValue> r;
       if (opts_.host_call) r = opts_.host_call(c.host, args);
       return r ? *r : AbsValue(AbsAny{});
@@ -185,7 +196,10 @@ AbsValue Specializer::call_callee(SpecContext* inst, const ir::Node* site, const
   };
   record(inst->calls[site]);
   if (c.origin) record(const_cast<SpecContext*>(c.origin_context)->value_calls[c.origin]);
-  return run(callee);
+  AbsValue r = run(callee);
+  // A callee still in progress (recursion) may have effects not seen yet.
+  if (callee->effects || callee->depth >= 0) inst->effects = true;
+  return r;
 }
 
 namespace {
@@ -289,6 +303,7 @@ AbsValue Specializer::evaluate(SpecContext* inst) {
     inst->values.clear();
     inst->calls.clear();
     inst->value_calls.clear();
+    inst->effects = false;
     for (const ir::Node* n : order(inst->graph)) value_of(inst, n);
     if (!inst->graph->output()) fail(nullptr, "@" + inst->graph->name() + " has no output");
     AbsValue out = value_of(inst, inst->graph->output());
@@ -307,6 +322,9 @@ AbsValue Specializer::evaluate(SpecContext* inst) {
   }
   stack_.pop_back();
   inst->final = inst->low >= inst->depth;
+  // Pending although it depends on nothing outside: it calls itself on
+  // every path.
+  if (inst->final && inst->output.is_bottom() && divergent_.empty()) divergent_ = inst->graph->name();
   inst->depth = -1;
   return inst->output;
 }
@@ -338,8 +356,10 @@ Specialized specialize(ir::IrModule& m, ir::FuncGraph& g, const std::vector<AbsV
   Specializer s(m, opts);
   SpecContext* root = s.instance(&g, nullptr, args, nullptr);
   AbsValue out = s.run(root);
-  if (out.is_bottom())
-    throw SpecializeError(where + "@" + g.name() + " never returns: every path through it calls itself again");
+  if (out.is_bottom()) {
+    const std::string& loop = s.divergent().empty() ? g.name() : s.divergent();
+    throw SpecializeError(where + "@" + g.name() + " never returns: every path through @" + loop + " calls it again");
+  }
   Specialized result;
   result.output = out;
   build_specialized(s, root, result);

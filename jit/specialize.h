@@ -85,12 +85,14 @@ using AbsTable = std::unordered_map<uint32_t, AbsValue>;
 
 struct Specialized {
   ir::FuncGraph* graph = nullptr;  // the clone of the root graph
-  AbsTable types;                  // every node of the specialized graphs
+  AbsTable types;                  // every node of the specialized graphs (parameters,
+                                   // applies and their constants)
   AbsValue output;                 // the root graph's result
 
   // The printed abstract value of `n`, or "" when the table has none.
   std::string type_of(const ir::Node* n) const;
-  // Printer options whose Apply lines end in ` : (arg types) -> type`.
+  // Printer options whose Apply lines end in ` : (arg types) -> type`
+  // (they refer to this object, which must outlive them).
   ir::PrintOptions print_options() const;
 };
 

@@ -38,11 +38,17 @@ bool calls_host(const AbsValue& fn) {
   return false;
 }
 
-// Nodes whose evaluation matters beyond their value: never folded away.
-bool has_effect(const ir::Node* n, const AbsValue& callee) {
+// Nodes whose evaluation matters beyond their value, never folded away:
+// effects, host calls and calls of graphs with effects.
+bool has_effect(const SpecContext* inst, const ir::Node* n, const AbsValue& callee) {
   if (n->is_call_of(ir::IrOp::print) || n->is_call_of(ir::IrOp::update_state)) return true;
   if (auto p = n->callee()->as_prim(); p && kernels::prim_def(p->prim).kind == kernels::PrimKind::InPlace) return true;
-  return calls_host(callee);
+  if (calls_host(callee)) return true;
+  auto it = inst->calls.find(n);
+  if (it != inst->calls.end())
+    for (const SpecContext* c : it->second)
+      if (c->effects) return true;
+  return false;
 }
 
 class Builder {
@@ -137,7 +143,7 @@ class Builder {
       const AbsValue& v = inst->values.at(n);
       AbsValue fn = s_.value_of(inst, n->callee());
       ir::Node* built = nullptr;
-      if (v.is_constant() && !has_effect(n, fn)) {
+      if (v.is_constant() && !has_effect(inst, n, fn)) {
         built = constant(inst, *v.get_if<AbsScalar>()->value, v, n->loc());
       } else if (n->is_call_of(ir::IrOp::switch_) && n->num_args() == 3 && s_.value_of(inst, n->arg(0)).is_constant()) {
         built = operand(inst, n->arg(truthy(s_.value_of(inst, n->arg(0))) ? 1 : 2));

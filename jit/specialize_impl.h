@@ -31,6 +31,9 @@ struct SpecContext {
   // (anywhere: passed to another function, bound by partial).
   std::unordered_map<const ir::Node*, std::vector<SpecContext*>> value_calls;
   AbsValue output;  // the result so far: AbsBottom until first evaluated
+  // It (or something it calls) prints, updates the state, writes in place
+  // or calls the host: a call of it is kept even when its value is known.
+  bool effects = false;
 
   // Evaluation bookkeeping (Tarjan-style): `depth` is the position on the
   // evaluation stack (-1 when not on it); `low` the smallest depth of an
@@ -72,6 +75,8 @@ class Specializer {
   AbsValue infer_op(const ir::Node* site, ir::IrOp op, const std::vector<AbsValue>& args);
 
   [[noreturn]] void fail(const ir::Node* site, const std::string& message) const;
+  // The first graph found calling itself on every path ("" if none).
+  const std::string& divergent() const { return divergent_; }
 
   ir::IrModule& module() { return m_; }
   const std::vector<ir::Node*>& order(const ir::FuncGraph* g);
@@ -89,6 +94,7 @@ class Specializer {
   std::unordered_map<std::string, SpecContext*> memo_;
   std::vector<SpecContext*> stack_;
   std::unordered_map<const ir::FuncGraph*, std::vector<ir::Node*>> orders_;
+  std::string divergent_;
 };
 
 // "file:line" of a node, or "" when it has no location.

@@ -264,7 +264,7 @@ AbsValue Specializer::infer_op(const ir::Node* site, ir::IrOp op, const std::vec
     case IrOp::make_list: return abs_tuple(args);
     case IrOp::tuple_getitem:
     case IrOp::list_getitem: {
-      if (args[0].is<AbsAny>()) return AbsAny{};
+      if (args[0].is<AbsAny>() || args[1].is<AbsAny>()) return AbsAny{};
       const AbsTuple& t = tuple_arg(args[0]);
       return t.items[index_arg(args[1], t.items.size())];
     }
@@ -272,7 +272,7 @@ AbsValue Specializer::infer_op(const ir::Node* site, ir::IrOp op, const std::vec
       if (args[0].is<AbsAny>()) return abs_scalar(ScalarKind::Int);
       return abs_const(static_cast<int64_t>(tuple_arg(args[0]).items.size()));
     case IrOp::tuple_setitem: {
-      if (args[0].is<AbsAny>()) return AbsAny{};
+      if (args[0].is<AbsAny>() || args[1].is<AbsAny>()) return AbsAny{};
       AbsTuple t = tuple_arg(args[0]);
       t.items[index_arg(args[1], t.items.size())] = args[2];
       return AbsValue(std::move(t));

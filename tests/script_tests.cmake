@@ -34,3 +34,16 @@ foreach(test_file IN LISTS MSL_SCRIPT_SELFTESTS)
            COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
   set_tests_properties(${test_name} PROPERTIES LABELS script WILL_FAIL TRUE TIMEOUT 60)
 endforeach()
+
+# IR golden tests: tests/ir/golden/<case>.msl with `# EMIT:` and `# CHECK:`
+# lines, checked by ir_check_runner (FileCheck-style) against
+# `msl --emit=STAGE run FILE`. CTest name ir/golden/<case>.
+add_executable(msl_ir_check_runner ${CMAKE_CURRENT_LIST_DIR}/ir_check_runner.cpp)
+target_compile_options(msl_ir_check_runner PRIVATE ${MSL_WARNINGS})
+file(GLOB MSL_IR_GOLDEN_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/ir/golden/*.msl)
+foreach(test_file IN LISTS MSL_IR_GOLDEN_TESTS)
+  get_filename_component(test_case ${test_file} NAME_WLE)
+  add_test(NAME ir/golden/${test_case}
+           COMMAND $<TARGET_FILE:msl_ir_check_runner> $<TARGET_FILE:msl> ${test_file})
+  set_tests_properties(ir/golden/${test_case} PROPERTIES LABELS script TIMEOUT 60)
+endforeach()

@@ -176,6 +176,7 @@ TEST_CASE("specialize: a while loop with an int counter converges; the counter b
   Parsed p(counting_loop("mul(@count_while.%para2_x, 2.0)"));
   Specialized s = p.run({abs_scalar(ScalarKind::Int), f32({2, 3})});
   CHECK(to_string(s.output) == "(Int64, Tensor[Float32](2, 3))");
+  CHECK(jit::test::untyped_nodes(s) == 0);
   // The first iteration (i = 0) is its own clone, whose body calls the loop
   // proper with i: Int64 (the join of 0 and 1).
   ir::FuncGraph* first = p.m.find_graph("count_while_1");
@@ -239,7 +240,24 @@ subgraph @rec() parent=@fact {
   return(%0)
 }
 )");
-  CHECK(f.error({f32({2})}) == "@forever never returns: every path through it calls itself again");
+  CHECK(f.error({f32({2})}) == "@forever never returns: every path through @forever calls it again");
+  // Mutual recursion reached from a caller names the graph that loops.
+  Parsed g(R"(subgraph @main(%para1_n) {
+  %0 = @even(%para1_n)
+  return(%0)
+}
+
+subgraph @even(%para1_n) {
+  %0 = @odd(%para1_n)
+  return(%0)
+}
+
+subgraph @odd(%para1_n) {
+  %0 = @even(%para1_n)
+  return(%0)
+}
+)");
+  CHECK(g.error({abs_scalar(ScalarKind::Int)}) == "@main never returns: every path through @even calls it again");
 }
 
 TEST_CASE("specialize: a closure reads the enclosing function's specialized values") {
@@ -257,6 +275,7 @@ subgraph @inner(%para1_y) parent=@outer {
 )");
   Specialized s = p.run({f32({2, 3})});
   CHECK(s.output == f32({2}));
+  CHECK(jit::test::untyped_nodes(s) == 0);
   CHECK(jit::test::typed_text(s) == R"(# IR of: outer_1
 subgraph @outer_1(%para1_x) {
   %0 = @inner_1(%para1_x) : (Tensor[Float32](2, 3)) -> Tensor[Float32](2)
@@ -351,6 +370,39 @@ TEST_CASE("specialize: the typed printout parses back (the parser skips the type
   REQUIRE_MESSAGE(r.ok(), r.error);
   ir::PrintOptions plain;
   CHECK(ir::print_graph(*r.graphs.front(), plain) == ir::print_graph(*s.graph, plain));
+}
+
+TEST_CASE("specialize: a nested graph without free variables may be used outside its parent") {
+  Parsed p(R"(subgraph @other(%para1_y) {
+  %0 = @shared(%para1_y)
+  return(%0)
+}
+
+subgraph @f(%para1_x) {
+  %0 = exp(%para1_x)
+  return(%0)
+}
+
+subgraph @shared(%para1_c) parent=@f {
+  %0 = exp(%para1_c)
+  return(%0)
+}
+
+subgraph @reads(%para1_c) parent=@f {
+  %0 = add(%para1_c, @f.%0)
+  return(%0)
+}
+
+subgraph @bad(%para1_y) {
+  %0 = @reads(%para1_y)
+  return(%0)
+}
+)");
+  CHECK(p.run({f32({2})}).output == f32({2}));
+  CHECK(p.m.find_graph("shared_1")->parent() == nullptr);
+  // One that reads its parent's values cannot.
+  p.g = p.m.find_graph("bad");
+  CHECK(p.error({f32({2})}) == "@f is not an enclosing function here, so its values cannot be read");
 }
 
 TEST_CASE("specialize: calling a non-function and nested roots are errors") {

@@ -49,4 +49,16 @@ inline std::string typed_text(const Specialized& s) {
   return ir::print_graph(*s.graph, o);
 }
 
+// How many nodes of the specialized graphs nested in the root (their
+// parameters, applies and operands) have no entry in the types table.
+inline int untyped_nodes(const Specialized& s) {
+  int n = 0;
+  for (ir::FuncGraph* g : ir::nested_graphs(*s.graph))
+    for (ir::Node* x : ir::topo_order(*g)) {
+      n += s.types.count(x->id()) ? 0 : 1;
+      for (ir::Node* in : x->inputs()) n += s.types.count(in->id()) ? 0 : 1;
+    }
+  return n;
+}
+
 }  // namespace msl::jit::test

@@ -153,6 +153,25 @@ subgraph @f_1(%para1_x) {
   // No callback: Any.
   Specialized t = specialize(m, *g, {f32({2, 2})}, {});
   CHECK(to_string(t.output) == "(Any, Any)");
+
+  // A graph calling the host: its call is kept although its value is known,
+  // while a pure graph with a known value folds to the constant.
+  ir::FuncGraph* wrap = m.new_graph("wrap");
+  wrap->set_output(wrap->apply({wrap->constant(ir::HostRef(host)), wrap->constant(1.0)}));
+  ir::FuncGraph* pure = m.new_graph("pure");
+  pure->set_output(pure->apply(kernels::Prim::add, {pure->constant(int64_t{2}), pure->constant(int64_t{3})}));
+  ir::FuncGraph* top = m.new_graph("top");
+  top->set_output(
+      top->apply(ir::IrOp::make_tuple, {top->apply({top->constant(wrap)}), top->apply({top->constant(pure)})}));
+  Specialized u = specialize(m, *top, {}, opts);
+  CHECK(to_string(u.output) == "(Int64=7, Int64=5)");
+  CHECK(ir::print_graph(*u.graph, {}) == R"(# IR of: top_1
+subgraph @top_1() {
+  %0 = @wrap_1()
+  %1 = make_tuple(%0, 5)
+  return(%1)
+}
+)");
 }
 
 TEST_CASE("specialize: effects keep their order; print is not folded although its result is None") {
