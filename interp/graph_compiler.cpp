@@ -2,6 +2,7 @@
 // scheme is described in graph_compiler.h.
 #include "interp/graph_compiler.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -312,7 +313,18 @@ void GraphCompiler::save(const std::string& name, const std::string& phase, cons
   if (dot) write(base + ".dot", ir::to_dot(g));
 }
 
+namespace {
+double ms_since(std::chrono::steady_clock::time_point& t) {
+  auto now = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(now - t).count();
+  t = now;
+  return ms;
+}
+}  // namespace
+
 Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
+  auto clock = std::chrono::steady_clock::now();
+  last_times.clear();
   std::string name = "graph";
   Value nm = fn.is_obj() ? I.getattr_or_undef(fn, I.intern("__name__")) : Value::undef();
   if (nm.is(Kind::Str)) name = static_cast<Str*>(nm.obj())->s;
@@ -347,14 +359,18 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   }
   call.insert(call.begin(), callee);
   root->set_output(root->apply(call, "", root->loc()));
+  last_times.emplace_back("lower", ms_since(clock));
   if (!save_dir.empty()) save(root->name(), "lowered", *root, false);
   optimize(*root);
+  last_times.emplace_back("optimize", ms_since(clock));
   if (!save_dir.empty()) save(root->name(), "opt", *root, true);
   return Compiled{root, nargs, std::move(s.weights), false};
 }
 
 Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   const GradSpec& spec = gf->spec;
+  auto clock = std::chrono::steady_clock::now();
+  last_times.clear();
   // R(args..., weights...) for the differentiated function, then GF around J(R).
   FuncGraph* root = module.new_graph("fwd");
   Session s(*this, root, nargs);
@@ -392,6 +408,7 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
       I.raise(I.exception_class("TypeError").get(), "weights must be Parameters, got " + I.type_name(w));
     wnodes.push_back(s.weight_node(w));
   }
+  last_times.emplace_back("lower", ms_since(clock));
   FuncGraph* jr;
   try {
     jr = grad.j_graph(root);
@@ -464,11 +481,13 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   // Top-level callers shape has_aux / value_and_grad results themselves.
   if (spec.has_aux || spec.return_value) result = g->apply(IrOp::make_tuple, {out, result}, "", l);
   g->set_output(result);
+  last_times.emplace_back("grad", ms_since(clock));
   if (!save_dir.empty()) {
     save(target->name(), "lowered", *root, false);
     save(target->name(), "grad", *jr, false);
   }
   optimize(*g);
+  last_times.emplace_back("optimize", ms_since(clock));
   if (!save_dir.empty()) save(target->name(), "grad_opt", *g, true);
   return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
 }

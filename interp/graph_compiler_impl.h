@@ -65,6 +65,8 @@ class GraphCompiler {
   // GF for a gradient function object (cached); `raw` makes it return
   // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
   const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
+  // Milliseconds per phase of the last compilation (benchmarks).
+  std::vector<std::pair<std::string, double>> last_times;
   // save_graphs: the folder (empty: off) and the files written so far.
   std::string save_dir;
   int saved = 0;

@@ -8,6 +8,7 @@
 //   ir_text(fn, nargs)               the IR module after compiling fn
 //   set_save_graphs(flag, path)      msl.context's save_graphs options
 //   cli_options()                    (mode, save_graphs dir or None) from msl's command line
+//   compile_times()                  [(phase, ms)] of the last compilation
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -104,6 +105,15 @@ Value f_cli_options(Interp& I, Args& a, Object*) {
                     o.save_graphs_dir.empty() ? Value::none() : Value::object(new Str(o.save_graphs_dir))});
 }
 
+// [(phase, milliseconds)] of the last compilation.
+Value f_compile_times(Interp& I, Args& a, Object*) {
+  bind_positional(I, "compile_times", a, 0, 0, nullptr);
+  std::vector<Value> items;
+  for (auto& [phase, ms] : compiler_of(I).last_times)
+    items.push_back(new_tuple({Value::object(new Str(phase)), Value::number(ms)}));
+  return new_list(std::move(items));
+}
+
 }  // namespace
 
 Value make_jit_function(Interp& I, const Value& fn) {
@@ -134,6 +144,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "ir_text", f_ir_text);
   I.def_native(&m, "set_save_graphs", f_set_save_graphs);
   I.def_native(&m, "cli_options", f_cli_options);
+  I.def_native(&m, "compile_times", f_compile_times);
 }
 
 }  // namespace msl
