@@ -516,15 +516,75 @@ const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
   return grad_cache_.emplace(key.str(), std::move(c)).first->second;
 }
 
+namespace {
+
+// The abstract value of an argument: what a compiled graph is specialized
+// for. Python numbers count by kind, not value, so a loop bound does not
+// cause a recompilation per value.
+jit::AbsValue abstract_of(const exec::RtValue& v) {
+  using jit::ScalarKind;
+  if (auto t = v.get_if<kernels::Tensor>()) return jit::abs_tensor(t->dtype(), t->shape());
+  if (v.is<bool>()) return jit::abs_scalar(ScalarKind::Bool);
+  if (v.is<int64_t>()) return jit::abs_scalar(ScalarKind::Int);
+  if (v.is<double>()) return jit::abs_scalar(ScalarKind::Float);
+  if (auto s = v.get_if<std::string>()) return jit::abs_const(*s);
+  if (v.is_none()) return jit::abs_const(ir::NoneValue{});
+  if (v.is<exec::RtTuple>()) {
+    std::vector<jit::AbsValue> items;
+    for (const exec::RtValue& x : v.tuple()) items.push_back(abstract_of(x));
+    return jit::abs_tuple(std::move(items));
+  }
+  return jit::AbsAny{};
+}
+
+}  // namespace
+
+exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue> args) {
+  // Each argument signature (dtype and shape of every tensor, kind of every
+  // number) is specialized once, on first use: type errors (branches that
+  // join different shapes, loops that change them) are reported before
+  // anything runs, and save_graphs shows the typed graph. The debug
+  // executor then runs the graph as compiled: it needs no types, and the
+  // specialized clones are for the native back end.
+  std::vector<jit::AbsValue> sig;
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(base.graph)) + ":";
+  for (const exec::RtValue& a : args) {
+    sig.push_back(abstract_of(a));
+    key += jit::identity_key(sig.back()) + ";";
+  }
+  auto it = specialized_.find(key);
+  if (it == specialized_.end()) {
+    auto clock = std::chrono::steady_clock::now();
+    jit::SpecializeOptions so;
+    so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
+    jit::Specialized sp;
+    try {
+      sp = jit::specialize(module, *base.graph, sig, so);
+    } catch (const jit::SpecializeError& e) {
+      I.raise(I.exception_class("GraphModeError").get(), e.what());
+    }
+    last_times.emplace_back("specialize", ms_since(clock));
+    if (!save_dir.empty()) {
+      namespace fs = std::filesystem;
+      char num[16];
+      std::snprintf(num, sizeof num, "%02d_", saved++);
+      std::ofstream out(fs::path(save_dir) / (num + base.graph->name() + "_specialized.ir"), std::ios::binary);
+      out << ir::print_graph(*sp.graph, sp.print_options());
+    }
+    it = specialized_.emplace(key, sp.graph).first;
+  }
+  try {
+    return exec::run_graph(*base.graph, std::move(args), exec_options());
+  } catch (...) {
+    raise_exec_error(I);
+  }
+}
+
 exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) {
   std::vector<exec::RtValue> rt;
   for (const Value& a : args) rt.push_back(to_rt(I, a));
   for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
-  try {
-    return exec::run_graph(*c.graph, std::move(rt), exec_options());
-  } catch (...) {
-    raise_exec_error(I);
-  }
+  return run(c, std::move(rt));
 }
 
 GraphCompiler& compiler_of(Interp& I) {
@@ -553,13 +613,7 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
   for (const Value& a : all) rt.push_back(to_rt(I, a));
   for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
   if (gf->spec.sens_param) rt.push_back(to_rt(I, args.back()));
-  exec::RtValue r;
-  try {
-    r = exec::run_graph(*c.graph, std::move(rt), gc.exec_options());
-  } catch (...) {
-    raise_exec_error(I);
-  }
-  Value v = from_rt(I, gc.tensor_cls, r);
+  Value v = from_rt(I, gc.tensor_cls, gc.run(c, std::move(rt)));
   if (!gf->spec.has_aux && !gf->spec.return_value) return v;
   std::vector<Value> pair = I.to_vector(v);
   Value out = pair[0], grads = pair[1];

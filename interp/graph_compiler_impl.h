@@ -12,6 +12,7 @@
 
 #include "interp/graph_compiler.h"
 #include "interp/graph_executor.h"
+#include "jit/specialize.h"
 #include "lang/ad/grad.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/lower.h"
@@ -77,13 +78,18 @@ class GraphCompiler {
 
   // Executor options with every hook (host calls, runtime J).
   exec::ExecOptions exec_options();
-  // Runs a compiled graph on MSL arguments.
+  // Runs a compiled graph on MSL arguments (weights appended), or on all
+  // its executor arguments, specialized for their signature.
   exec::RtValue run(const Compiled& c, std::span<Value> args);
+  exec::RtValue run(const Compiled& c, std::vector<exec::RtValue> args);
 
   // --- runtime (graph_runtime.cpp)
   ir::ConstValue rule_for(const ir::PrimRef& p);
   exec::RtValue runtime_j(const exec::RtValue& fn);
   exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
+  // What a host function returns for arguments of these types, found by
+  // tracing it (library code); nullopt when it cannot be traced.
+  std::optional<jit::AbsValue> host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args);
 
  private:
   struct Session;
@@ -96,9 +102,12 @@ class GraphCompiler {
   // argument count): `msl.grad(f)(x)` in a loop makes a new gradient
   // object every step but compiles once.
   std::map<std::string, Compiled> grad_cache_;
+  // Specialized graphs per (compiled graph, argument signature).
+  std::map<std::string, ir::FuncGraph*> specialized_;
   std::vector<Value> keep_;  // keys of cache_ stay alive
   std::map<std::string, ir::ConstValue> rules_;           // per primitive + attrs
   std::map<std::string, ir::FuncGraph*> traced_j_;        // J of traced host calls, per signature
+  std::map<std::string, std::optional<jit::AbsValue>> host_types_;  // host_type, per signature
   Value bound_rule_;                                      // msl._bprop.registry.bound_rule
 };
 

@@ -180,6 +180,46 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
   return exec::call_value(exec::RtValue(exec::RtClosure{jg, nullptr}), std::move(args), exec_options());
 }
 
+std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args) {
+  auto hv = dynamic_cast<const HostValue*>(h.get());
+  if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) return std::nullopt;
+  std::ostringstream key;
+  key << static_cast<const void*>(hv) << "(";
+  std::vector<trace::TraceInput> inputs;
+  std::vector<jit::AbsValue> tensor_args;
+  for (const jit::AbsValue& a : args) {
+    key << jit::identity_key(a) << ";";
+    if (auto t = a.get_if<jit::AbsTensor>()) {
+      inputs.push_back(trace::TraceInput::tensor(t->dtype, t->shape));
+      tensor_args.push_back(a);
+    } else if (auto sc = a.get_if<jit::AbsScalar>(); sc && sc->value) {
+      inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, [&] {
+        const ir::ConstValue& v = *sc->value;
+        if (auto b = std::get_if<bool>(&v)) return exec::RtValue(*b);
+        if (auto i = std::get_if<int64_t>(&v)) return exec::RtValue(*i);
+        if (auto d = std::get_if<double>(&v)) return exec::RtValue(*d);
+        if (auto st = std::get_if<std::string>(&v)) return exec::RtValue(*st);
+        return exec::RtValue();
+      }())));
+    } else {
+      return std::nullopt;  // a number of unknown value, a function...: not traceable
+    }
+  }
+  auto it = host_types_.find(key.str());
+  if (it != host_types_.end()) return it->second;
+  std::optional<jit::AbsValue> result;
+  try {
+    ir::FuncGraph* t = trace::trace_function(I, module, hv->value(), inputs, {}, hv->name());
+    result = jit::specialize(module, *t, tensor_args).output;
+  } catch (const MslError&) {
+    result = std::nullopt;  // the function does what a trace cannot (it will run eagerly)
+  } catch (const jit::SpecializeError&) {
+    result = std::nullopt;
+  }
+  host_types_.emplace(key.str(), result);
+  return result;
+}
+
 exec::ExecOptions GraphCompiler::exec_options() {
   exec::ExecOptions o = host_exec_options(I, tensor_cls);
   o.call_host = [this](const ir::HostRef& h, std::vector<exec::RtValue> args) { return call_host(h, std::move(args)); };

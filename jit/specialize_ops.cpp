@@ -113,10 +113,22 @@ AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
 
 AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, const std::vector<AbsValue>& all) {
   const char* name = kernels::prim_name(p.prim);
-  // The effect convention: the state rides along as the last input.
+  // The effect convention: the state rides along as the last input (an
+  // in-place primitive's extra input; None for a graph's initial state);
+  // a variadic primitive may get its inputs as one tuple (as the executor).
+  const kernels::PrimDef& def = kernels::prim_def(p.prim);
   std::vector<AbsValue> args;
-  for (const AbsValue& a : all)
-    if (!a.is<AbsState>()) args.push_back(a);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const AbsValue& a = all[i];
+    if (a.is<AbsState>()) continue;
+    if (def.kind == kernels::PrimKind::InPlace && def.inputs >= 0 && i == static_cast<size_t>(def.inputs)) continue;
+    if (def.inputs < 0)
+      if (auto t = a.get_if<AbsTuple>()) {
+        for (const AbsValue& x : t->items) args.push_back(x);
+        continue;
+      }
+    args.push_back(a);
+  }
   const AbsTensor* first = nullptr;
   bool all_scalars = !args.empty(), all_constant = true;
   for (size_t i = 0; i < args.size(); ++i) {

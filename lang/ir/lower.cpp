@@ -1,6 +1,6 @@
 // Lowering of statements: function bodies, assignment, if/elif/else with
-// the tuple join, while/for-range as tail-recursive loop graphs, nested
-// defs. The scheme is described in lower.h.
+// the tuple join, nested defs, and the effect chain. Loops are in
+// lower_loop.cpp. The scheme is described in lower.h.
 #include "lang/ir/lower.h"
 
 #include <algorithm>
@@ -42,6 +42,29 @@ void collect(const ast::Body& body, std::set<std::string>& out) {
       default: break;
     }
   }
+}
+
+// The last source line of the statements, looking inside compound
+// statements (whose own span may end at their header).
+uint32_t last_line(const ast::Body& body) {
+  uint32_t last = 0;
+  for (auto& s : body) {
+    last = std::max(last, s->span.end_line);
+    switch (s->kind) {
+      case ast::StmtKind::If:
+        last = std::max({last, last_line(s->as<ast::If>()->body), last_line(s->as<ast::If>()->orelse)});
+        break;
+      case ast::StmtKind::While:
+        last = std::max({last, last_line(s->as<ast::While>()->body), last_line(s->as<ast::While>()->orelse)});
+        break;
+      case ast::StmtKind::For:
+        last = std::max({last, last_line(s->as<ast::For>()->body), last_line(s->as<ast::For>()->orelse)});
+        break;
+      case ast::StmtKind::FunctionDef: last = std::max(last, last_line(s->as<ast::FunctionDef>()->body)); break;
+      default: break;
+    }
+  }
+  return last;
 }
 
 Stmts pointers(const ast::Body& body) {
@@ -86,6 +109,28 @@ bool contains_return(const ast::Body& body) {
   return false;
 }
 
+bool contains_exit(const ast::Body& body) {
+  for (auto& s : body) {
+    switch (s->kind) {
+      case ast::StmtKind::Return:
+      case ast::StmtKind::Break:
+      case ast::StmtKind::Continue: return true;
+      case ast::StmtKind::If:
+        if (contains_exit(s->as<ast::If>()->body) || contains_exit(s->as<ast::If>()->orelse)) return true;
+        break;
+      // A nested loop owns its break/continue; only a return leaves it.
+      case ast::StmtKind::While:
+        if (contains_return(s->as<ast::While>()->body)) return true;
+        break;
+      case ast::StmtKind::For:
+        if (contains_return(s->as<ast::For>()->body)) return true;
+        break;
+      default: break;
+    }
+  }
+  return false;
+}
+
 void FnLowerer::fail(const Span& s, const std::string& msg, const std::string& help) const {
   Diagnostic d;
   d.source = src_;
@@ -110,7 +155,7 @@ FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
   // A function that prints sequences its prints and calls (lower.h,
   // "Effects"); a textual check is enough, false positives only add order.
   uint32_t last = span.end_line;
-  if (r.def && !r.def->body.empty()) last = std::max(last, r.def->body.back()->span.end_line);
+  if (r.def) last = std::max(last, last_line(r.def->body));
   for (uint32_t line = span.line; line <= last && !sub.effects_; ++line)
     sub.effects_ = ctx->source && ctx->source->line_text(line).find("print") != std::string_view::npos;
   std::string name = !r.name.empty() ? r.name : r.def ? r.def->name : "lambda";
@@ -142,7 +187,15 @@ void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& e
     unsupported(def.decorators[0]->span, "decorator");
   for (size_t i = bound; i < ps.positional.size(); ++i)
     env.vars[ps.positional[i].name] = g->add_param(ps.positional[i].name, loc(ps.positional[i].span));
-  if (!stmts(pointers(def.body), g, env)) set_out(g, constant(NoneValue{}, def.span));
+  finish(pointers(def.body), g, env, def.span);
+}
+
+void FnLowerer::finish(const Stmts& ss, FuncGraph* g, Env& env, const Span& s) {
+  if (stmts(ss, g, env)) return;
+  if (loop_)
+    loop_continue(g, env, s);
+  else
+    set_out(g, constant(NoneValue{}, s));
 }
 
 bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
@@ -195,8 +248,20 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
         if (if_stmt(*s.as<ast::If>(), rest, g, env)) return true;
         break;
       }
+      case ast::StmtKind::Break:
+      case ast::StmtKind::Continue:
+        if (!loop_) unsupported(s.span, stmt_construct(s.kind));  // e.g. in an unrolled loop
+        if (s.kind == ast::StmtKind::Break)
+          loop_break(g, env, s.span);
+        else
+          loop_continue(g, env, s.span);
+        return true;  // statements after it are unreachable
       case ast::StmtKind::While:
-      case ast::StmtKind::For: while_stmt(s, g, env); break;
+      case ast::StmtKind::For: {
+        Stmts rest(ss.begin() + static_cast<long>(i) + 1, ss.end());
+        if (loop_stmt(s, rest, g, env)) return true;
+        break;
+      }
       case ast::StmtKind::FunctionDef: {
         auto* d = s.as<ast::FunctionDef>();
         nested_def(*d, g, env);
@@ -231,7 +296,9 @@ void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
 
 bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env) {
   Node* cond = expr(*s.test, g, env);
-  bool returns = contains_return(s.body) || contains_return(s.orelse);
+  // A branch that leaves (return, break, continue) takes the statements
+  // after the if with it, into both branches.
+  bool returns = contains_exit(s.body) || contains_exit(s.orelse);
   FuncGraph* br[2];
   Env benv[2];
   const ast::Body* bodies[2] = {&s.body, &s.orelse};
@@ -241,7 +308,7 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
     Stmts ss = pointers(*bodies[k]);
     if (returns) {
       ss.insert(ss.end(), rest.begin(), rest.end());
-      if (!stmts(ss, br[k], benv[k])) set_out(br[k], constant(NoneValue{}, s.span));
+      finish(ss, br[k], benv[k], s.span);
     } else {
       stmts(ss, br[k], benv[k]);
     }
@@ -271,85 +338,6 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
     env.vars[joined[i]] =
         g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, joined[i], loc(s.span));
   return false;
-}
-
-// while cond: body      and      for target in range(...): body
-void FnLowerer::while_stmt(const ast::Stmt& s, FuncGraph* g, Env& env) {
-  bool is_for = s.kind == ast::StmtKind::For;
-  const ast::Body& body = is_for ? s.as<ast::For>()->body : s.as<ast::While>()->body;
-  const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
-  const char* kw = is_for ? "for" : "while";
-  if (!orelse.empty()) unsupported(s.span, std::string("'else' clause of a '") + kw + "' loop");
-  if (contains_return(body)) unsupported(s.span, std::string("'return' inside a '") + kw + "' loop");
-
-  // For-range: the counter is an extra leading loop parameter.
-  std::string target;
-  Node *start = nullptr, *stop = nullptr, *step = nullptr;
-  if (is_for) {
-    auto* f = s.as<ast::For>();
-    if (f->target->kind != ast::ExprKind::Name) unsupported(f->target->span, "'for' loop with a tuple target");
-    target = f->target->as<ast::Name>()->id;
-    const ast::Expr& it = *f->iter;
-    const ast::Call* c = it.kind == ast::ExprKind::Call ? it.as<ast::Call>() : nullptr;
-    if (!c || c->func->kind != ast::ExprKind::Name || c->func->as<ast::Name>()->id != "range" ||
-        env.lookup("range") || c->args.empty() || c->args.size() > 3)
-      unsupported(it.span, "'for' loop over anything but range(...)");
-    std::vector<Node*> a;
-    for (auto& arg : c->args) {
-      if (arg.kind != ast::Arg::Kind::Positional) unsupported(arg.span, "this argument of range()");
-      a.push_back(expr(*arg.value, g, env));
-    }
-    start = a.size() == 1 ? constant(int64_t{0}, it.span) : a[0];
-    stop = a.size() == 1 ? a[0] : a[1];
-    step = a.size() == 3 ? a[2] : constant(int64_t{1}, it.span);
-  }
-
-  // Loop-carried: names assigned in the body that are bound before the loop.
-  std::vector<std::string> carried;
-  for (auto& n : assigned_names(body))
-    if (n != target && env.lookup(n)) carried.push_back(n);
-
-  FuncGraph* loop = m_.new_graph(g->name() + (is_for ? "_for" : "_while"), g, loc(s.span));
-  Env lenv{&env, {}};
-  std::vector<Node*> lparams;
-  Node* counter = is_for ? loop->add_param(target, loc(s.span)) : nullptr;
-  for (auto& n : carried) {
-    Node* p = loop->add_param(n, loc(s.span));
-    lenv.vars[n] = p;
-    lparams.push_back(p);
-  }
-  Node* cond = is_for ? loop->apply(kernels::Prim::less, {counter, stop}, "", loc(s.span))
-                      : expr(*s.as<ast::While>()->test, loop, lenv);
-
-  FuncGraph* bg = m_.new_graph(loop->name() + "_body", loop, loc(s.span));
-  Env benv{&lenv, {}};
-  if (is_for) benv.vars[target] = counter;
-  stmts(pointers(body), bg, benv);
-  std::vector<Node*> next{constant(loop, s.span)};
-  if (is_for) next.push_back(bg->apply(kernels::Prim::add, {counter, step}, target, loc(s.span)));
-  for (auto& n : carried) next.push_back(benv.lookup(n));
-  if (effects_) order_after_state(bg, next);
-  Node* tail = bg->apply(next, "", loc(s.span));  // the tail call
-  if (effects_) sequence(bg, tail);
-  set_out(bg, tail);
-
-  FuncGraph* xg = m_.new_graph(loop->name() + "_exit", loop, loc(s.span));
-  set_out(xg, xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
-
-  Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
-  Node* body_call = loop->apply({sw}, "", loc(s.span));
-  if (effects_) sequence(loop, body_call);
-  set_out(loop, body_call);
-
-  std::vector<Node*> init{constant(loop, s.span)};
-  if (is_for) init.push_back(start);
-  for (auto& n : carried) init.push_back(env.lookup(n));
-  if (effects_) order_after_state(g, init);
-  Node* res = g->apply(init, "", loc(s.span));
-  if (effects_) sequence(g, res);
-  for (size_t i = 0; i < carried.size(); ++i)
-    env.vars[carried[i]] =
-        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, carried[i], loc(s.span));
 }
 
 Node* FnLowerer::state_of(FuncGraph* g) {
@@ -383,7 +371,10 @@ FuncGraph* FnLowerer::nested_def(const ast::FunctionDef& def, FuncGraph* g, Env&
   FuncGraph* ng = m_.new_graph(def.name, g, loc(def.span));
   env.vars[def.name] = constant(ng, def.span);  // visible in its own body: recursion
   Env nenv{&env, {}};
+  LoopFrame* outer = loop_;  // a loop around the def is not the body's loop
+  loop_ = nullptr;
   lower_def_into(ng, def, nenv);
+  loop_ = outer;
   // Constant defaults are known now; others would need evaluation here.
   std::vector<Node*> defaults;
   for (auto& p : def.params.positional)

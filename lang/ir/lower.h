@@ -21,8 +21,16 @@
 //   * while / for-range: a tail-recursive loop graph whose parameters are the
 //     loop-carried variables (names assigned in the body that exist before
 //     the loop): `loop(vars) = switch(cond, @body, @exit)()`, the body graph
-//     ends in a call of `@loop`, the exit graph returns the variables as a
-//     tuple, unpacked after the loop. Nothing is unrolled.
+//     ends in a call of `@loop` (as does `continue`), the exit graph (and
+//     `break`) returns the variables as a tuple, unpacked after the loop.
+//     An `if` whose branch leaves the body takes the rest of the body into
+//     its branches. When the body returns from the function, the statements
+//     after the loop become a continuation graph that the exit and `break`
+//     call, and the loop's result is the function's (lower_loop.cpp).
+//     Nothing is unrolled.
+//   * for over a tuple/list of known length (a display, a local tuple, a
+//     global list such as `self.layers`): unrolled, the body lowered once
+//     per item.
 //   * Nested def and lambda: graphs nested in the current one (closures).
 //   * Effects: in a function that prints, `print(...)` becomes
 //     print(args..., u) on a per-graph chain of state tokens
@@ -80,6 +88,7 @@ struct ResolvedName {
     Constant,   // a compile-time value: number, string, tensor, host object
     Node,       // an existing node, e.g. a parameter of the root graph
     Static,     // a compile-time function: calls of it are evaluated
+    Sequence,   // a Python list or tuple of values (`self.layers`): `items`
   };
   Kind kind = Kind::Unknown;
   kernels::Prim prim{};
@@ -97,6 +106,9 @@ struct ResolvedName {
   Node* node = nullptr;
   // A dtype object (msl.float32): usable as a primitive's dtype attribute.
   std::optional<kernels::DType> dtype;
+  // Sequence: what each item means. Graph mode uses a Sequence only as
+  // the iterable of a `for` loop, which it unrolls.
+  std::vector<ResolvedName> items;
 };
 
 // Lowers function definitions into one module. Functions reached through the

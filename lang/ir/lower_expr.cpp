@@ -93,6 +93,9 @@ Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, c
     case ResolvedName::Kind::Static:
       fail(s, what + " is a compile-time function: call it with constant or global arguments",
            "e.g. ops.GradOperation()(f) with f a function of the file");
+    case ResolvedName::Kind::Sequence:
+      fail(s, what + " is a list or tuple of the host, usable in graph mode only as the sequence of a 'for' loop",
+           "e.g. for layer in self.layers: x = layer(x)");
     case ResolvedName::Kind::Unknown: break;
   }
   fail(s, what + " is not defined in graph mode",

@@ -33,6 +33,19 @@ struct Env {
 
 using Stmts = std::vector<const ast::Stmt*>;
 
+// The loop whose body is being lowered (lower_loop.cpp): where `continue`,
+// `break` and falling off the end of the body go.
+struct LoopFrame {
+  FuncGraph* loop = nullptr;  // `continue`: a tail call of it with the next values
+  Node* counter = nullptr;    // for-range: the counter parameter (null: while)
+  Node* step = nullptr;
+  std::vector<std::string> carried;  // the loop-carried names, in parameter order
+  // A loop whose body returns: the graph of the statements after the loop
+  // (parameters: the carried names), tail-called by `break` and by the exit.
+  // Null: `break` returns the carried values as the loop's result tuple.
+  FuncGraph* after = nullptr;
+};
+
 // What every function lowered by one Lowerer shares.
 struct LowerState {
   IrModule& m;
@@ -66,12 +79,26 @@ class FnLowerer {
   [[noreturn]] void unsupported(const Span& s, const std::string& what) const;
 
  private:
-  // --- statements (lower.cpp). Return true when the statements returned.
+  // --- statements (lower.cpp). Return true when the statements set g's
+  // output (return, break, continue, or control flow that contains them).
   bool stmts(const Stmts& ss, FuncGraph* g, Env& env);
+  // The statements, then what falling off their end means here: the next
+  // iteration inside a loop body, `return None` elsewhere.
+  void finish(const Stmts& ss, FuncGraph* g, Env& env, const Span& s);
   void assign(const ast::Expr& target, Node* value, FuncGraph* g, Env& env);
   bool if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env);
-  void while_stmt(const ast::Stmt& s, FuncGraph* g, Env& env);
   FuncGraph* nested_def(const ast::FunctionDef& def, FuncGraph* g, Env& env);
+
+  // --- loops (lower_loop.cpp)
+  // while / for-range (true when the loop's body returns: the statements
+  // after it are then lowered into its continuation), for over a sequence.
+  bool loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env);
+  void for_sequence(const ast::For& f, FuncGraph* g, Env& env);
+  std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env);
+  void loop_continue(FuncGraph* g, Env& env, const Span& s);
+  void loop_break(FuncGraph* g, Env& env, const Span& s);
+  // g's output is the call (callee, args...), sequenced after g's effects.
+  void tail_call(FuncGraph* g, std::vector<Node*> call, const Span& s);
 
   // --- expressions (lower_expr.cpp)
   Node* call(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
@@ -100,6 +127,7 @@ class FnLowerer {
  private:
   LowerState& st_;
   bool effects_ = false;  // the function prints: calls and prints are sequenced
+  LoopFrame* loop_ = nullptr;  // the innermost loop whose body is being lowered
   IrModule& m_;
   ContextPtr ctx_;
   SourcePtr src_;
@@ -110,5 +138,8 @@ class FnLowerer {
 // defs), not descending into nested function bodies; sorted.
 std::set<std::string> assigned_names(const ast::Body& body);
 bool contains_return(const ast::Body& body);
+// A return anywhere, or a break/continue of the loop the body belongs to
+// (not of loops nested in it): control leaves the statement list.
+bool contains_exit(const ast::Body& body);
 
 }  // namespace msl::ir::lower_detail

@@ -36,10 +36,14 @@ TEST_CASE("each unsupported construct names itself and its line:col") {
         "t.msl:2:12: error: list comprehension is not supported in graph mode");
   CHECK(head(first_error("def f(*args):\n    return 1\n")) ==
         "t.msl:1:8: error: '*args' parameter is not supported in graph mode");
-  CHECK(head(first_error("def f(x):\n    while x:\n        break\n")) ==
-        "t.msl:3:9: error: 'break' statement is not supported in graph mode");
-  CHECK(head(first_error("def f(x):\n    for a, b in x:\n        pass\n")) ==
+  CHECK(head(first_error("def f(x):\n    for a in (x, x):\n        if a:\n            break\n")) ==
+        "t.msl:4:13: error: 'break' inside a 'for' loop over a sequence (an unrolled loop) is not supported in graph "
+        "mode");
+  CHECK(head(first_error("def f(x):\n    for a, b in range(3):\n        pass\n")) ==
         "t.msl:2:9: error: 'for' loop with a tuple target is not supported in graph mode");
+  CHECK(head(first_error("def f(x):\n    for a, b in x:\n        pass\n")) ==
+        "t.msl:2:17: error: 'for' loop over a value whose length is not known at compile time is not supported in "
+        "graph mode");
 }
 
 TEST_CASE("unknown names and bad keyword arguments") {

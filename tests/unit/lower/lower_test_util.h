@@ -2,6 +2,7 @@
 // top-level def with the default resolver, print without locations.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,7 +44,9 @@ struct Lowered {
   }
 };
 
-inline Lowered lower_source(const std::string& text) {
+// `wrap` (optional) makes the resolver from the default one, e.g. to add
+// names the default resolver does not know.
+inline Lowered lower_source(const std::string& text, const std::function<ir::Resolver(ir::Resolver)>& wrap = {}) {
   Lowered r;
   auto src = std::make_shared<SourceFile>("t.msl", text);
   ParseResult p = parse_module(src);
@@ -53,7 +56,8 @@ inline Lowered lower_source(const std::string& text) {
   std::vector<const ast::FunctionDef*> defs;
   for (auto& s : r.ast->body)
     if (s->kind == ast::StmtKind::FunctionDef) defs.push_back(s->as<ast::FunctionDef>());
-  ir::Lowerer l(*r.module, src, ir::default_resolver(defs));
+  ir::Resolver resolve = ir::default_resolver(defs);
+  ir::Lowerer l(*r.module, src, wrap ? wrap(resolve) : resolve);
   for (auto* d : defs) r.graphs.push_back(l.lower(*d));
   for (auto& d : l.errors()) r.errors.push_back(d);
   return r;

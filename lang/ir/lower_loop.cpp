@@ -1,0 +1,235 @@
+// Lowering of loops (the scheme is in lower.h).
+//
+// while / for-range become a tail-recursive loop graph
+//     loop(counter?, carried...) = switch(cond, @body, @exit)()
+// whose body is lowered with a continuation (LoopFrame): falling off the
+// end of the body and `continue` are a tail call of @loop with the current
+// values (and the next counter); an `if` whose branch leaves the body takes
+// the rest of the body into both branches, as `if ... return` does.
+//
+// The loop's result depends on whether its body returns from the function:
+//   * It does not: the result is the tuple of the carried values, unpacked
+//     after the loop. @exit returns the loop parameters; `break` returns
+//     the current values.
+//   * It does (anywhere, nested loops included): the statements after the
+//     loop become a graph @after(carried...) nested in the enclosing graph
+//     (continuation-passing). @exit and `break` tail-call it, `return v`
+//     makes v the body's result, and the enclosing graph returns the loop's
+//     result. Every path then yields the function's result, so no flag or
+//     placeholder value is needed (a placeholder would break the join of
+//     abstract values in jit/specialize), and a return in an inner loop
+//     returns from the function because the inner loop's result is the
+//     outer body's result. The rest is lowered once, never duplicated.
+//
+// `for x in SEQ` over a sequence of known length (a tuple or list display,
+// a local tuple/list value, a global or attribute naming a Python list or
+// tuple) is unrolled, as MindSpore does: the body is lowered once per item
+// with the target bound to that item.
+#include "lang/ir/lower.h"
+#include "lang/ir/lower_impl.h"
+
+namespace msl::ir::lower_detail {
+
+namespace {
+bool is_range_call(const ast::Expr& it, const Env& env) {
+  const ast::Call* c = it.kind == ast::ExprKind::Call ? it.as<ast::Call>() : nullptr;
+  return c && c->func->kind == ast::ExprKind::Name && c->func->as<ast::Name>()->id == "range" &&
+         !env.lookup("range");
+}
+
+Stmts pointers(const ast::Body& body) {
+  Stmts out;
+  for (auto& s : body) out.push_back(s.get());
+  return out;
+}
+
+// The first statement that leaves the body (contains_exit), for the error
+// position; the body itself when none is found.
+const ast::Stmt* first_exit(const ast::Body& body) {
+  for (auto& s : body) {
+    switch (s->kind) {
+      case ast::StmtKind::Return:
+      case ast::StmtKind::Break:
+      case ast::StmtKind::Continue: return s.get();
+      case ast::StmtKind::If: {
+        if (contains_exit(s->as<ast::If>()->body)) return first_exit(s->as<ast::If>()->body);
+        if (contains_exit(s->as<ast::If>()->orelse)) return first_exit(s->as<ast::If>()->orelse);
+        break;
+      }
+      case ast::StmtKind::While:
+        if (contains_return(s->as<ast::While>()->body)) return first_exit(s->as<ast::While>()->body);
+        break;
+      case ast::StmtKind::For:
+        if (contains_return(s->as<ast::For>()->body)) return first_exit(s->as<ast::For>()->body);
+        break;
+      default: break;
+    }
+  }
+  return nullptr;
+}
+}  // namespace
+
+void FnLowerer::tail_call(FuncGraph* g, std::vector<Node*> call, const Span& s) {
+  if (effects_) order_after_state(g, call);
+  Node* t = g->apply(call, "", loc(s));
+  if (effects_) sequence(g, t);
+  set_out(g, t);
+}
+
+void FnLowerer::loop_continue(FuncGraph* g, Env& env, const Span& s) {
+  const LoopFrame& f = *loop_;
+  std::vector<Node*> next{constant(f.loop, s)};
+  if (f.counter) next.push_back(g->apply(kernels::Prim::add, {f.counter, f.step}, f.counter->name(), loc(s)));
+  for (auto& n : f.carried) next.push_back(env.lookup(n));
+  tail_call(g, std::move(next), s);
+}
+
+void FnLowerer::loop_break(FuncGraph* g, Env& env, const Span& s) {
+  const LoopFrame& f = *loop_;
+  std::vector<Node*> values;
+  for (auto& n : f.carried) values.push_back(env.lookup(n));
+  if (f.after) {
+    values.insert(values.begin(), constant(f.after, s));
+    tail_call(g, std::move(values), s);
+  } else {
+    set_out(g, g->apply(IrOp::make_tuple, values, "", loc(s)));
+  }
+}
+
+// while cond: body      and      for target in range(...): body
+bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env) {
+  bool is_for = s.kind == ast::StmtKind::For;
+  const ast::Body& body = is_for ? s.as<ast::For>()->body : s.as<ast::While>()->body;
+  const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
+  const char* kw = is_for ? "for" : "while";
+  if (!orelse.empty()) unsupported(s.span, std::string("'else' clause of a '") + kw + "' loop");
+  if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) {
+    for_sequence(*s.as<ast::For>(), g, env);
+    return false;
+  }
+  bool returns = contains_return(body);
+
+  // For-range: the counter is an extra leading loop parameter.
+  std::string target;
+  Node *start = nullptr, *stop = nullptr, *step = nullptr;
+  if (is_for) {
+    auto* f = s.as<ast::For>();
+    if (f->target->kind != ast::ExprKind::Name) unsupported(f->target->span, "'for' loop with a tuple target");
+    target = f->target->as<ast::Name>()->id;
+    const ast::Expr& it = *f->iter;
+    const ast::Call* c = it.as<ast::Call>();
+    if (c->args.empty() || c->args.size() > 3) unsupported(it.span, "range() with this number of arguments");
+    std::vector<Node*> a;
+    for (auto& arg : c->args) {
+      if (arg.kind != ast::Arg::Kind::Positional) unsupported(arg.span, "this argument of range()");
+      a.push_back(expr(*arg.value, g, env));
+    }
+    start = a.size() == 1 ? constant(int64_t{0}, it.span) : a[0];
+    stop = a.size() == 1 ? a[0] : a[1];
+    step = a.size() == 3 ? a[2] : constant(int64_t{1}, it.span);
+  }
+
+  LoopFrame frame;
+  // Loop-carried: names assigned in the body that are bound before the loop.
+  for (auto& n : assigned_names(body))
+    if (n != target && env.lookup(n)) frame.carried.push_back(n);
+
+  FuncGraph* loop = m_.new_graph(g->name() + (is_for ? "_for" : "_while"), g, loc(s.span));
+  frame.loop = loop;
+  frame.step = step;
+  Env lenv{&env, {}};
+  std::vector<Node*> lparams;
+  frame.counter = is_for ? loop->add_param(target, loc(s.span)) : nullptr;
+  for (auto& n : frame.carried) {
+    Node* p = loop->add_param(n, loc(s.span));
+    lenv.vars[n] = p;
+    lparams.push_back(p);
+  }
+  Node* cond = is_for ? loop->apply(kernels::Prim::less, {frame.counter, stop}, "", loc(s.span))
+                      : expr(*s.as<ast::While>()->test, loop, lenv);
+
+  Env aenv{&env, {}};  // the scope of @after: the carried names are its parameters
+  if (returns) {
+    frame.after = m_.new_graph(loop->name() + "_after", g, loc(s.span));
+    for (auto& n : frame.carried) aenv.vars[n] = frame.after->add_param(n, loc(s.span));
+  }
+
+  FuncGraph* bg = m_.new_graph(loop->name() + "_body", loop, loc(s.span));
+  Env benv{&lenv, {}};
+  if (is_for) benv.vars[target] = frame.counter;
+  LoopFrame* outer = loop_;
+  loop_ = &frame;
+  finish(pointers(body), bg, benv, s.span);  // falling off the end: the next iteration
+  loop_ = outer;
+
+  FuncGraph* xg = m_.new_graph(loop->name() + "_exit", loop, loc(s.span));
+  if (frame.after) {
+    std::vector<Node*> call{constant(frame.after, s.span)};
+    call.insert(call.end(), lparams.begin(), lparams.end());
+    tail_call(xg, std::move(call), s.span);
+  } else {
+    set_out(xg, xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
+  }
+
+  Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
+  Node* body_call = loop->apply({sw}, "", loc(s.span));
+  if (effects_) sequence(loop, body_call);
+  set_out(loop, body_call);
+
+  std::vector<Node*> init{constant(loop, s.span)};
+  if (is_for) init.push_back(start);
+  for (auto& n : frame.carried) init.push_back(env.lookup(n));
+  if (frame.after) {
+    // The loop's result is the function's (or the enclosing loop body's).
+    tail_call(g, std::move(init), s.span);
+    finish(rest, frame.after, aenv, s.span);
+    return true;
+  }
+  if (effects_) order_after_state(g, init);
+  Node* res = g->apply(init, "", loc(s.span));
+  if (effects_) sequence(g, res);
+  for (size_t i = 0; i < frame.carried.size(); ++i)
+    env.vars[frame.carried[i]] = g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)},
+                                          frame.carried[i], loc(s.span));
+  return false;
+}
+
+// for target in SEQ: body, unrolled. The items are computed once, before
+// the first iteration (Python evaluates the iterable first).
+void FnLowerer::for_sequence(const ast::For& f, FuncGraph* g, Env& env) {
+  if (const ast::Stmt* x = first_exit(f.body)) {
+    const char* what = x->kind == ast::StmtKind::Break      ? "'break'"
+                       : x->kind == ast::StmtKind::Continue ? "'continue'"
+                                                            : "'return'";
+    unsupported(x->span, std::string(what) + " inside a 'for' loop over a sequence (an unrolled loop)");
+  }
+  std::vector<Node*> items = sequence_items(*f.iter, g, env);
+  Stmts body = pointers(f.body);
+  for (Node* item : items) {
+    assign(*f.target, item, g, env);
+    stmts(body, g, env);  // no exits (checked above): never sets g's output
+  }
+}
+
+std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env) {
+  std::vector<Node*> items;
+  std::string dotted;
+  if (resolve_ && dotted_name(seq, env, dotted)) {
+    ResolvedName r = resolve_(dotted);
+    if (r.kind == ResolvedName::Kind::Sequence) {
+      for (size_t i = 0; i < r.items.size(); ++i)
+        items.push_back(resolved_node(r.items[i], "item " + std::to_string(i) + " of '" + dotted + "'", seq.span));
+      return items;
+    }
+  }
+  Node* v = expr(seq, g, env);
+  if (!v->is_call_of(IrOp::make_tuple) && !v->is_call_of(IrOp::make_list))
+    fail(seq.span, "'for' loop over a value whose length is not known at compile time is not supported in graph mode",
+         "graph mode iterates over range(...) and unrolls loops over tuples and lists of known length");
+  size_t n = v->inputs().size() - 1;
+  for (size_t i = 0; i < n; ++i)
+    items.push_back(g->apply(IrOp::tuple_getitem, {v, constant(static_cast<int64_t>(i), seq.span)}, "", loc(seq.span)));
+  return items;
+}
+
+}  // namespace msl::ir::lower_detail
