@@ -112,5 +112,8 @@ class GraphCompiler {
 };
 
 GraphCompiler& compiler_of(Interp& I);
+// graph_expand.cpp
+size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp);
+Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args);
 
 }  // namespace msl

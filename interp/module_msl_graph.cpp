@@ -9,6 +9,9 @@
 //   set_save_graphs(flag, path)      msl.context's save_graphs options
 //   cli_options()                    (mode, save_graphs dir or None) from msl's command line
 //   compile_times()                  [(phase, ms)] of the last compilation
+//   gradient_stats(grad_fn, *args)   (primitive applications, AD residue, IR, result) of
+//                                    the gradient specialized for args, library calls
+//                                    expanded, run on args
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -105,6 +108,11 @@ Value f_cli_options(Interp& I, Args& a, Object*) {
                     o.save_graphs_dir.empty() ? Value::none() : Value::object(new Str(o.save_graphs_dir))});
 }
 
+Value f_gradient_stats(Interp& I, Args& a, Object*) {
+  if (a.pos.empty()) I.raise(I.exception_class("TypeError").get(), "gradient_stats(grad_fn, *args)");
+  return gradient_stats(I, a.pos[0], a.pos.subspan(1));
+}
+
 // [(phase, milliseconds)] of the last compilation.
 Value f_compile_times(Interp& I, Args& a, Object*) {
   bind_positional(I, "compile_times", a, 0, 0, nullptr);
@@ -145,6 +153,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "set_save_graphs", f_set_save_graphs);
   I.def_native(&m, "cli_options", f_cli_options);
   I.def_native(&m, "compile_times", f_compile_times);
+  I.def_native(&m, "gradient_stats", f_gradient_stats);
 }
 
 }  // namespace msl

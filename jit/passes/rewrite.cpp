@@ -14,17 +14,19 @@ bool is_effect(const Node* n) {
   return p && kernels::prim_def(p->prim).kind == kernels::PrimKind::InPlace;
 }
 
-bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
-  Subst rebuilt;
+namespace {
+
+// One rebuilding walk; `all` collects every replacement made so far, so a
+// later walk also re-points nodes created in between.
+bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all) {
   auto resolve = [&](Node* n) {
-    for (auto it = subst.find(n); it != subst.end(); it = subst.find(n)) n = it->second;
-    if (auto it = rebuilt.find(n); it != rebuilt.end()) n = it->second;
+    for (auto it = all.find(n); it != all.end(); it = all.find(n)) n = it->second;
     return n;
   };
   bool changed = false;
   for (FuncGraph* h : nested_graphs(g)) {
     for (Node* n : topo_order(*h)) {
-      if (!n->is_apply()) continue;
+      if (!n->is_apply() || all.count(n)) continue;
       std::vector<Node*> ins;
       ins.reserve(n->inputs().size());
       bool diff = false;
@@ -32,7 +34,10 @@ bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
         ins.push_back(resolve(in));
         diff |= ins.back() != in;
       }
-      if (diff) rebuilt[n] = m.new_apply(h, std::move(ins), n->name(), n->loc());
+      if (diff) {
+        all[n] = m.new_apply(h, std::move(ins), n->name(), n->loc());
+        changed = true;
+      }
     }
     if (Node* out = h->output()) {
       Node* r = resolve(out);
@@ -42,6 +47,18 @@ bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
       }
     }
   }
+  return changed;
+}
+
+}  // namespace
+
+bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
+  // Replacement nodes may themselves name replaced nodes (a rule built them
+  // from the old inputs); they only become reachable after a walk, so walk
+  // until nothing reachable names a replaced node.
+  Subst all = subst;
+  bool changed = false;
+  for (int round = 0; round < 64 && rebuild_once(m, g, all); ++round) changed = true;
   return changed;
 }
 
