@@ -314,17 +314,34 @@ void GraphCompiler::save(const std::string& name, const std::string& phase, cons
 }
 
 namespace {
-double ms_since(std::chrono::steady_clock::time_point& t) {
-  auto now = std::chrono::steady_clock::now();
-  double ms = std::chrono::duration<double, std::milli>(now - t).count();
-  t = now;
-  return ms;
-}
+// Times the phases of one compilation. Phases of compilations nested in it
+// (a gradient function compiled while lowering) are recorded by those and
+// left out of the enclosing phase.
+struct PhaseClock {
+  std::vector<std::pair<std::string, double>>& times;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  size_t seen = times.size();
+  void mark(const std::string& phase) {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - t).count();
+    for (size_t i = seen; i < times.size(); ++i) ms -= times[i].second;
+    times.emplace_back(phase, ms);
+    seen = times.size();
+    t = now;
+  }
+};
 }  // namespace
 
 Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
-  auto clock = std::chrono::steady_clock::now();
-  last_times.clear();
+  // A compilation started by another (a gradient function used inside a
+  // compiled function) adds to its phases.
+  if (compiling_ == 0) last_times.clear();
+  ++compiling_;
+  struct Depth {
+    int& d;
+    ~Depth() { --d; }
+  } depth{compiling_};
+  PhaseClock clock{last_times};
   std::string name = "graph";
   Value nm = fn.is_obj() ? I.getattr_or_undef(fn, I.intern("__name__")) : Value::undef();
   if (nm.is(Kind::Str)) name = static_cast<Str*>(nm.obj())->s;
@@ -359,18 +376,25 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   }
   call.insert(call.begin(), callee);
   root->set_output(root->apply(call, "", root->loc()));
-  last_times.emplace_back("lower", ms_since(clock));
+  clock.mark("lower");
   if (!save_dir.empty()) save(root->name(), "lowered", *root, false);
   optimize(*root);
-  last_times.emplace_back("optimize", ms_since(clock));
+  clock.mark("optimize");
   if (!save_dir.empty()) save(root->name(), "opt", *root, true);
   return Compiled{root, nargs, std::move(s.weights), false};
 }
 
 Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   const GradSpec& spec = gf->spec;
-  auto clock = std::chrono::steady_clock::now();
-  last_times.clear();
+  // A compilation started by another (a gradient function used inside a
+  // compiled function) adds to its phases.
+  if (compiling_ == 0) last_times.clear();
+  ++compiling_;
+  struct Depth {
+    int& d;
+    ~Depth() { --d; }
+  } depth{compiling_};
+  PhaseClock clock{last_times};
   // R(args..., weights...) for the differentiated function, then GF around J(R).
   FuncGraph* root = module.new_graph("fwd");
   Session s(*this, root, nargs);
@@ -408,7 +432,7 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
       I.raise(I.exception_class("TypeError").get(), "weights must be Parameters, got " + I.type_name(w));
     wnodes.push_back(s.weight_node(w));
   }
-  last_times.emplace_back("lower", ms_since(clock));
+  clock.mark("lower");
   FuncGraph* jr;
   try {
     jr = grad.j_graph(root);
@@ -481,13 +505,13 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   // Top-level callers shape has_aux / value_and_grad results themselves.
   if (spec.has_aux || spec.return_value) result = g->apply(IrOp::make_tuple, {out, result}, "", l);
   g->set_output(result);
-  last_times.emplace_back("grad", ms_since(clock));
+  clock.mark("grad");
   if (!save_dir.empty()) {
     save(target->name(), "lowered", *root, false);
     save(target->name(), "grad", *jr, false);
   }
   optimize(*g);
-  last_times.emplace_back("optimize", ms_since(clock));
+  clock.mark("optimize");
   if (!save_dir.empty()) save(target->name(), "grad_opt", *g, true);
   return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
 }
@@ -516,8 +540,6 @@ const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
   return grad_cache_.emplace(key.str(), std::move(c)).first->second;
 }
 
-namespace {
-
 // The abstract value of an argument: what a compiled graph is specialized
 // for. Python numbers count by kind, not value, so a loop bound does not
 // cause a recompilation per value.
@@ -534,10 +556,10 @@ jit::AbsValue abstract_of(const exec::RtValue& v) {
     for (const exec::RtValue& x : v.tuple()) items.push_back(abstract_of(x));
     return jit::abs_tuple(std::move(items));
   }
-  return jit::AbsAny{};
+  jit::AbsValue any;
+  any.v.emplace<jit::AbsAny>();
+  return any;
 }
-
-}  // namespace
 
 exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue> args) {
   // Each argument signature (dtype and shape of every tensor, kind of every
@@ -554,7 +576,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   }
   auto it = specialized_.find(key);
   if (it == specialized_.end()) {
-    auto clock = std::chrono::steady_clock::now();
+    PhaseClock clock{last_times};
     jit::SpecializeOptions so;
     so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
     jit::Specialized sp;
@@ -563,7 +585,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
     } catch (const jit::SpecializeError& e) {
       I.raise(I.exception_class("GraphModeError").get(), e.what());
     }
-    last_times.emplace_back("specialize", ms_since(clock));
+    clock.mark("specialize");
     if (!save_dir.empty()) {
       namespace fs = std::filesystem;
       char num[16];

@@ -66,8 +66,10 @@ class GraphCompiler {
   // GF for a gradient function object (cached); `raw` makes it return
   // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
   const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
-  // Milliseconds per phase of the last compilation (benchmarks).
+  // Milliseconds per phase of the last compilation (benchmarks), nested
+  // compilations included.
   std::vector<std::pair<std::string, double>> last_times;
+  int compiling_ = 0;
   // save_graphs: the folder (empty: off) and the files written so far.
   std::string save_dir;
   int saved = 0;
@@ -112,6 +114,7 @@ class GraphCompiler {
 };
 
 GraphCompiler& compiler_of(Interp& I);
+jit::AbsValue abstract_of(const exec::RtValue& v);  // graph_compiler.cpp
 // graph_expand.cpp
 size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp);
 Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args);

@@ -87,17 +87,9 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   size_t nargs = args.size() - (gf->spec.sens_param ? 1 : 0);
   const Compiled& c = gc.compile_grad(gf, nargs);
   std::vector<jit::AbsValue> sig;
-  for (size_t i = 0; i < nargs; ++i) {
-    exec::RtValue v = to_rt(I, args[i]);
-    if (auto t = v.get_if<kernels::Tensor>()) sig.push_back(jit::abs_tensor(t->dtype(), t->shape()));
-    else sig.push_back(jit::AbsAny{});
-  }
-  for (const Value& w : c.weights) sig.push_back(jit::abs_tensor(tensor_of(w).dtype(), tensor_of(w).shape()));
-  if (gf->spec.sens_param) {
-    exec::RtValue v = to_rt(I, args.back());
-    auto t = v.get_if<kernels::Tensor>();
-    sig.push_back(t ? jit::abs_tensor(t->dtype(), t->shape()) : jit::AbsValue(jit::AbsAny{}));
-  }
+  for (size_t i = 0; i < nargs; ++i) sig.push_back(abstract_of(to_rt(I, args[i])));
+  for (const Value& w : c.weights) sig.push_back(abstract_of(exec::RtValue(tensor_of(w))));
+  if (gf->spec.sens_param) sig.push_back(abstract_of(to_rt(I, args.back())));
   jit::SpecializeOptions so;
   so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
   auto specialize = [&](ir::FuncGraph& g) {
