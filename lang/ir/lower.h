@@ -30,7 +30,8 @@
 //     Nothing is unrolled.
 //   * for over a tuple/list of known length (a display, a local tuple, a
 //     global list such as `self.layers`): unrolled, the body lowered once
-//     per item.
+//     per item (with break/continue/return: one graph per item, chained by
+//     tail calls).
 //   * Nested def and lambda: graphs nested in the current one (closures).
 //   * Effects: in a function that prints, `print(...)` becomes
 //     print(args..., u) on a per-graph chain of state tokens

@@ -36,7 +36,9 @@ using Stmts = std::vector<const ast::Stmt*>;
 // The loop whose body is being lowered (lower_loop.cpp): where `continue`,
 // `break` and falling off the end of the body go.
 struct LoopFrame {
-  FuncGraph* loop = nullptr;  // `continue`: a tail call of it with the next values
+  // `continue`: a tail call of it with the next values (for an unrolled
+  // loop: the next item's graph, or after the last the exit/continuation).
+  FuncGraph* loop = nullptr;
   Node* counter = nullptr;    // for-range: the counter parameter (null: while)
   Node* step = nullptr;
   std::vector<std::string> carried;  // the loop-carried names, in parameter order
@@ -93,7 +95,7 @@ class FnLowerer {
   // while / for-range (true when the loop's body returns: the statements
   // after it are then lowered into its continuation), for over a sequence.
   bool loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env);
-  void for_sequence(const ast::For& f, FuncGraph* g, Env& env);
+  bool for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env);
   std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env);
   void loop_continue(FuncGraph* g, Env& env, const Span& s);
   void loop_break(FuncGraph* g, Env& env, const Span& s);

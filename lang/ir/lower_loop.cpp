@@ -24,7 +24,10 @@
 // `for x in SEQ` over a sequence of known length (a tuple or list display,
 // a local tuple/list value, a global or attribute naming a Python list or
 // tuple) is unrolled, as MindSpore does: the body is lowered once per item
-// with the target bound to that item.
+// with the target bound to that item, straight into the enclosing graph.
+// A body with break/continue/return gets one graph per item instead, each
+// playing the part of @loop for the previous one (continue = call the
+// next item's graph), with the same exit and continuation as above.
 #include "lang/ir/lower.h"
 #include "lang/ir/lower_impl.h"
 
@@ -43,30 +46,6 @@ Stmts pointers(const ast::Body& body) {
   return out;
 }
 
-// The first statement that leaves the body (contains_exit), for the error
-// position; the body itself when none is found.
-const ast::Stmt* first_exit(const ast::Body& body) {
-  for (auto& s : body) {
-    switch (s->kind) {
-      case ast::StmtKind::Return:
-      case ast::StmtKind::Break:
-      case ast::StmtKind::Continue: return s.get();
-      case ast::StmtKind::If: {
-        if (contains_exit(s->as<ast::If>()->body)) return first_exit(s->as<ast::If>()->body);
-        if (contains_exit(s->as<ast::If>()->orelse)) return first_exit(s->as<ast::If>()->orelse);
-        break;
-      }
-      case ast::StmtKind::While:
-        if (contains_return(s->as<ast::While>()->body)) return first_exit(s->as<ast::While>()->body);
-        break;
-      case ast::StmtKind::For:
-        if (contains_return(s->as<ast::For>()->body)) return first_exit(s->as<ast::For>()->body);
-        break;
-      default: break;
-    }
-  }
-  return nullptr;
-}
 }  // namespace
 
 void FnLowerer::tail_call(FuncGraph* g, std::vector<Node*> call, const Span& s) {
@@ -103,10 +82,7 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
   const char* kw = is_for ? "for" : "while";
   if (!orelse.empty()) unsupported(s.span, std::string("'else' clause of a '") + kw + "' loop");
-  if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) {
-    for_sequence(*s.as<ast::For>(), g, env);
-    return false;
-  }
+  if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) return for_sequence(*s.as<ast::For>(), rest, g, env);
   bool returns = contains_return(body);
 
   // For-range: the counter is an extra leading loop parameter.
@@ -196,19 +172,66 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
 
 // for target in SEQ: body, unrolled. The items are computed once, before
 // the first iteration (Python evaluates the iterable first).
-void FnLowerer::for_sequence(const ast::For& f, FuncGraph* g, Env& env) {
-  if (const ast::Stmt* x = first_exit(f.body)) {
-    const char* what = x->kind == ast::StmtKind::Break      ? "'break'"
-                       : x->kind == ast::StmtKind::Continue ? "'continue'"
-                                                            : "'return'";
-    unsupported(x->span, std::string(what) + " inside a 'for' loop over a sequence (an unrolled loop)");
-  }
+bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env) {
   std::vector<Node*> items = sequence_items(*f.iter, g, env);
   Stmts body = pointers(f.body);
-  for (Node* item : items) {
-    assign(*f.target, item, g, env);
-    stmts(body, g, env);  // no exits (checked above): never sets g's output
+  if (!contains_exit(f.body)) {
+    // Straight-line: the body once per item, in g.
+    for (Node* item : items) {
+      assign(*f.target, item, g, env);
+      stmts(body, g, env);  // no exits: never sets g's output
+    }
+    return false;
   }
+  if (items.empty()) return false;
+  // With exits, iteration k is a graph @..._iterk(carried...) whose
+  // `continue` (and end) tail-calls iteration k+1, and the last one's the
+  // exit (or, when the body returns, the continuation @..._after): a loop
+  // graph per item instead of one recursive graph.
+  LoopFrame frame;
+  for (auto& n : assigned_names(f.body))
+    if (env.lookup(n)) frame.carried.push_back(n);
+  bool returns = contains_return(f.body);
+  std::string base = g->name() + "_for";
+  Loc l = loc(f.span);
+  auto with_carried = [&](FuncGraph* x, Env& xenv) {
+    for (auto& n : frame.carried) xenv.vars[n] = x->add_param(n, l);
+  };
+  std::vector<FuncGraph*> iters;
+  std::vector<Env> ienv(items.size());
+  for (size_t k = 0; k < items.size(); ++k) {
+    iters.push_back(m_.new_graph(base + "_iter" + std::to_string(k), g, l));
+    ienv[k].parent = &env;
+    with_carried(iters[k], ienv[k]);
+  }
+  Env xenv{&env, {}};
+  FuncGraph* last = m_.new_graph(base + (returns ? "_after" : "_exit"), g, l);
+  with_carried(last, xenv);
+  if (returns) frame.after = last;
+  LoopFrame* outer = loop_;
+  for (size_t k = 0; k < items.size(); ++k) {
+    frame.loop = k + 1 < items.size() ? iters[k + 1] : last;
+    loop_ = &frame;
+    assign(*f.target, items[k], iters[k], ienv[k]);
+    finish(body, iters[k], ienv[k], f.span);
+    loop_ = outer;
+  }
+  std::vector<Node*> init{constant(iters[0], f.span)};
+  for (auto& n : frame.carried) init.push_back(env.lookup(n));
+  if (returns) {
+    tail_call(g, std::move(init), f.span);
+    finish(rest, last, xenv, f.span);
+    return true;
+  }
+  std::vector<Node*> params(last->params().begin(), last->params().end());
+  set_out(last, last->apply(IrOp::make_tuple, params, "", l));
+  if (effects_) order_after_state(g, init);
+  Node* res = g->apply(init, "", l);
+  if (effects_) sequence(g, res);
+  for (size_t i = 0; i < frame.carried.size(); ++i)
+    env.vars[frame.carried[i]] = g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), f.span)},
+                                          frame.carried[i], l);
+  return false;
 }
 
 std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env) {

@@ -118,18 +118,110 @@ TEST_CASE("for over a global Sequence: each item is what the resolver says it is
         "sequence of a 'for' loop");
 }
 
-TEST_CASE("unrolled loops: exits and sequences of unknown length are errors naming the construct") {
-  CHECK(first_error(lower_source("def f(x):\n    for a in [x, x]:\n        continue\n")) ==
-        "t.msl:3:9: error: 'continue' inside a 'for' loop over a sequence (an unrolled loop) is not supported in "
-        "graph mode");
-  CHECK(first_error(lower_source("def f(x):\n    for a in (x, x):\n        while a:\n            return a\n")) ==
-        "t.msl:4:13: error: 'return' inside a 'for' loop over a sequence (an unrolled loop) is not supported in "
-        "graph mode");
+TEST_CASE("sequences of unknown length are errors naming the construct") {
   CHECK(first_error(lower_source("def f(x):\n    for a in f(x):\n        pass\n")) ==
         "t.msl:2:14: error: 'for' loop over a value whose length is not known at compile time is not supported in "
         "graph mode");
-  // A break of a loop nested in the unrolled body is that loop's: fine.
-  Lowered ok = lower_source(
-      "def f(x):\n    for a in (x, x):\n        while a > 0:\n            a = a - 1\n            break\n    return x\n");
-  CHECK(ok.errors.empty());
+  CHECK(first_error(lower_source("def f(x):\n    for a in x:\n        pass\n")) ==
+        "t.msl:2:14: error: 'for' loop over a value whose length is not known at compile time is not supported in "
+        "graph mode");
+}
+
+TEST_CASE("unrolled loop with break and continue: one graph per item, chained by tail calls") {
+  Lowered r = lower_source(
+      "def f(x, stop):\n"
+      "    s = 0\n"
+      "    for w in (1, 2, 3, 4, 5):\n"
+      "        if w == 2:\n"
+      "            continue\n"
+      "        if w == stop:\n"
+      "            break\n"
+      "        s = s + w * x\n"
+      "    return s + 1000\n");
+  auto ref = [](int64_t x, int64_t stop) {
+    int64_t s = 0;
+    for (int64_t w : {1, 2, 3, 4, 5}) {
+      if (w == 2) continue;
+      if (w == stop) break;
+      s += w * x;
+    }
+    return s + 1000;
+  };
+  for (int64_t stop : {1, 2, 3, 5, 9}) CHECK(num(run_ok(r, "f", {int64_t{7}, stop})) == ref(7, stop));
+  // Five item graphs and the exit.
+  for (int k = 0; k < 5; ++k) CHECK(r.graph("f_for_iter" + std::to_string(k)) != nullptr);
+  REQUIRE(r.graph("f_for_exit") != nullptr);
+  CHECK(r.graph("f_for_exit")->output()->is_call_of(ir::IrOp::make_tuple));
+  // continue in the second item (w == 2) calls the third item's graph.
+  REQUIRE(r.graph("f_for_iter1_true") != nullptr);
+  CHECK(r.graph("f_for_iter1_true")->output()->callee()->as_graph() == r.graph("f_for_iter2"));
+}
+
+TEST_CASE("unrolled loop with return, also over a global Sequence of functions") {
+  auto with_layers = [](ir::Resolver base) {
+    return [base](const std::string& name) {
+      if (name != "self.layers") return base(name);
+      ir::ResolvedName seq;
+      seq.kind = ir::ResolvedName::Kind::Sequence;
+      for (const char* fn : {"double", "inc", "double", "inc"}) seq.items.push_back(base(fn));
+      return seq;
+    };
+  };
+  Lowered r = lower_source(
+      "def double(x):\n"
+      "    return x * 2\n"
+      "def inc(x):\n"
+      "    return x + 1\n"
+      "def net(x, limit):\n"
+      "    for layer in self.layers:\n"
+      "        x = layer(x)\n"
+      "        if x > limit:\n"
+      "            return -x\n"
+      "    x = x * 10\n"
+      "    return x\n",
+      with_layers);
+  auto ref = [](int64_t x, int64_t limit) {
+    for (int k = 0; k < 4; ++k) {
+      x = k % 2 == 0 ? x * 2 : x + 1;
+      if (x > limit) return -x;
+    }
+    return x * 10;
+  };
+  for (int64_t limit : {0, 5, 10, 11, 100}) CHECK(num(run_ok(r, "net", {int64_t{2}, limit})) == ref(2, limit));
+  CHECK(ref(2, 100) == 110);
+  CHECK(ref(2, 10) == -11);
+  // The statements after the loop are the continuation the last item calls.
+  ir::FuncGraph* after = r.graph("net_for_after");
+  REQUIRE(after != nullptr);
+  CHECK(r.graph("net_for_iter3")->output()->is_apply());
+}
+
+TEST_CASE("an unrolled loop's break is its own inside a range loop; its return leaves the function") {
+  Lowered r = lower_source(
+      "def f(n, stop):\n"
+      "    s = 0\n"
+      "    for i in range(n):\n"
+      "        for w in [10, 20, 30]:\n"
+      "            if w + i == stop:\n"
+      "                return -s\n"
+      "            if w > i * 10:\n"
+      "                break\n"
+      "            s = s + w\n"
+      "        s = s + 1\n"
+      "    return s\n");
+  auto ref = [](int64_t n, int64_t stop) {
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t w : {10, 20, 30}) {
+        if (w + i == stop) return -s;
+        if (w > i * 10) break;
+        s += w;
+      }
+      s += 1;
+    }
+    return s;
+  };
+  for (auto [n, stop] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {5, 0}, {5, 23}, {5, 12}, {6, 35}})
+    CHECK(num(run_ok(r, "f", {n, stop})) == ref(n, stop));
+  CHECK(ref(5, 0) != ref(5, 23));
 }
