@@ -330,18 +330,27 @@ struct PhaseClock {
     t = now;
   }
 };
+
+// One compilation's bookkeeping: a compilation started by another (a
+// gradient function used inside a compiled function) adds to its phases.
+struct CompileScope {
+  int& depth;
+  PhaseClock clock;
+  static std::vector<std::pair<std::string, double>>& fresh(std::vector<std::pair<std::string, double>>& t, int d) {
+    if (d == 0) t.clear();
+    return t;
+  }
+  CompileScope(std::vector<std::pair<std::string, double>>& times, int& d)
+      : depth(d), clock{fresh(times, d)} {
+    ++depth;
+  }
+  ~CompileScope() { --depth; }
+};
 }  // namespace
 
 Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
-  // A compilation started by another (a gradient function used inside a
-  // compiled function) adds to its phases.
-  if (compiling_ == 0) last_times.clear();
-  ++compiling_;
-  struct Depth {
-    int& d;
-    ~Depth() { --d; }
-  } depth{compiling_};
-  PhaseClock clock{last_times};
+  CompileScope scope(last_times, compiling_);
+  PhaseClock& clock = scope.clock;
   std::string name = "graph";
   Value nm = fn.is_obj() ? I.getattr_or_undef(fn, I.intern("__name__")) : Value::undef();
   if (nm.is(Kind::Str)) name = static_cast<Str*>(nm.obj())->s;
@@ -386,15 +395,8 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
 
 Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   const GradSpec& spec = gf->spec;
-  // A compilation started by another (a gradient function used inside a
-  // compiled function) adds to its phases.
-  if (compiling_ == 0) last_times.clear();
-  ++compiling_;
-  struct Depth {
-    int& d;
-    ~Depth() { --d; }
-  } depth{compiling_};
-  PhaseClock clock{last_times};
+  CompileScope scope(last_times, compiling_);
+  PhaseClock& clock = scope.clock;
   // R(args..., weights...) for the differentiated function, then GF around J(R).
   FuncGraph* root = module.new_graph("fwd");
   Session s(*this, root, nargs);

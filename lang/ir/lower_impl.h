@@ -39,7 +39,7 @@ struct LoopFrame {
   // `continue`: a tail call of it with the next values (for an unrolled
   // loop: the next item's graph, or after the last the exit/continuation).
   FuncGraph* loop = nullptr;
-  Node* counter = nullptr;    // for-range: the counter parameter (null: while)
+  Node* counter = nullptr;  // for-range: the counter parameter (null: while)
   Node* step = nullptr;
   std::vector<std::string> carried;  // the loop-carried names, in parameter order
   // A loop whose body returns: the graph of the statements after the loop

@@ -36,8 +36,7 @@ namespace msl::ir::lower_detail {
 namespace {
 bool is_range_call(const ast::Expr& it, const Env& env) {
   const ast::Call* c = it.kind == ast::ExprKind::Call ? it.as<ast::Call>() : nullptr;
-  return c && c->func->kind == ast::ExprKind::Name && c->func->as<ast::Name>()->id == "range" &&
-         !env.lookup("range");
+  return c && c->func->kind == ast::ExprKind::Name && c->func->as<ast::Name>()->id == "range" && !env.lookup("range");
 }
 
 Stmts pointers(const ast::Body& body) {
@@ -165,8 +164,8 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   Node* res = g->apply(init, "", loc(s.span));
   if (effects_) sequence(g, res);
   for (size_t i = 0; i < frame.carried.size(); ++i)
-    env.vars[frame.carried[i]] = g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)},
-                                          frame.carried[i], loc(s.span));
+    env.vars[frame.carried[i]] =
+        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, frame.carried[i], loc(s.span));
   return false;
 }
 
@@ -229,8 +228,8 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
   Node* res = g->apply(init, "", l);
   if (effects_) sequence(g, res);
   for (size_t i = 0; i < frame.carried.size(); ++i)
-    env.vars[frame.carried[i]] = g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), f.span)},
-                                          frame.carried[i], l);
+    env.vars[frame.carried[i]] =
+        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), f.span)}, frame.carried[i], l);
   return false;
 }
 

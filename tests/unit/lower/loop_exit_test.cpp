@@ -16,8 +16,7 @@ using exec::RtValue;
 
 namespace {
 // Lowers `src` (no errors allowed, verifier clean) and runs graph `name`.
-RtValue run_lowered(const Lowered& r, const std::string& name, std::vector<RtValue> args,
-                    exec::ExecOptions opts = {}) {
+RtValue run_lowered(const Lowered& r, const std::string& name, std::vector<RtValue> args, exec::ExecOptions opts = {}) {
   const ir::FuncGraph* g = r.graph(name);
   REQUIRE(g != nullptr);
   return exec::run_graph(*g, std::move(args), std::move(opts));
