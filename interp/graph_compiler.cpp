@@ -63,6 +63,7 @@ struct GraphCompiler::Session {
   // Identity keys for (function, self) pairs: a bound method's graph is
   // specific to its instance.
   std::map<std::pair<const Object*, const Object*>, std::unique_ptr<char>> keys;
+  int sequence_depth = 0;
 
   Session(GraphCompiler& g, FuncGraph* r, size_t n)
       : gc(g), root(r), nargs(n), lowerer(g.module, std::make_shared<ir::LowerContext>()) {
@@ -123,6 +124,19 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
   if (v.is_int()) return r.value = v.as_int(), r;
   if (v.is_float()) return r.value = v.as_float(), r;
   if (v.is(Kind::Str)) return r.value = static_cast<Str*>(v.obj())->s, r;
+  if ((v.is(Kind::List) || v.is(Kind::Tuple)) && sequence_depth < 4) {
+    // Iterable by an unrolled `for` (for layer in self.layers); the items
+    // are read now, at compile time. As a value: the list itself. Nesting
+    // is bounded (a list may contain itself).
+    const std::vector<Value>& items =
+        v.is(Kind::List) ? static_cast<List*>(v.obj())->items : static_cast<Tuple*>(v.obj())->items;
+    r.kind = ResolvedName::Kind::Sequence;
+    r.value = host_ref(I, v);
+    ++sequence_depth;
+    for (const Value& item : items) r.items.push_back(classify(item));
+    --sequence_depth;
+    return r;
+  }
   if (is_tensor(v)) {
     if (tensor_obj(v)->param) {
       r.kind = ResolvedName::Kind::Node;

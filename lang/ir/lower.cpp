@@ -34,10 +34,14 @@ void collect(const ast::Body& body, std::set<std::string>& out) {
         collect(s.as<ast::If>()->body, out);
         collect(s.as<ast::If>()->orelse, out);
         break;
-      case ast::StmtKind::While: collect(s.as<ast::While>()->body, out); break;
+      case ast::StmtKind::While:
+        collect(s.as<ast::While>()->body, out);
+        collect(s.as<ast::While>()->orelse, out);
+        break;
       case ast::StmtKind::For:
         names_in_target(*s.as<ast::For>()->target, out);
         collect(s.as<ast::For>()->body, out);
+        collect(s.as<ast::For>()->orelse, out);
         break;
       default: break;
     }
@@ -67,11 +71,6 @@ uint32_t last_line(const ast::Body& body) {
   return last;
 }
 
-Stmts pointers(const ast::Body& body) {
-  Stmts out;
-  for (auto& s : body) out.push_back(s.get());
-  return out;
-}
 
 const char* stmt_construct(ast::StmtKind k) {
   switch (k) {
@@ -91,6 +90,12 @@ const char* stmt_construct(ast::StmtKind k) {
 }
 }  // namespace
 
+Stmts pointers(const ast::Body& body) {
+  Stmts out;
+  for (auto& s : body) out.push_back(s.get());
+  return out;
+}
+
 std::set<std::string> assigned_names(const ast::Body& body) {
   std::set<std::string> out;
   collect(body, out);
@@ -103,8 +108,12 @@ bool contains_return(const ast::Body& body) {
     if (s->kind == ast::StmtKind::If &&
         (contains_return(s->as<ast::If>()->body) || contains_return(s->as<ast::If>()->orelse)))
       return true;
-    if (s->kind == ast::StmtKind::While && contains_return(s->as<ast::While>()->body)) return true;
-    if (s->kind == ast::StmtKind::For && contains_return(s->as<ast::For>()->body)) return true;
+    if (s->kind == ast::StmtKind::While &&
+        (contains_return(s->as<ast::While>()->body) || contains_return(s->as<ast::While>()->orelse)))
+      return true;
+    if (s->kind == ast::StmtKind::For &&
+        (contains_return(s->as<ast::For>()->body) || contains_return(s->as<ast::For>()->orelse)))
+      return true;
   }
   return false;
 }
@@ -118,13 +127,16 @@ bool contains_exit(const ast::Body& body) {
       case ast::StmtKind::If:
         if (contains_exit(s->as<ast::If>()->body) || contains_exit(s->as<ast::If>()->orelse)) return true;
         break;
-      // A nested loop owns its break/continue; only a return leaves it.
+      // A nested loop owns its break/continue; only a return leaves it
+      // (a break/continue in its else clause is rejected when lowered).
       case ast::StmtKind::While:
-        if (contains_return(s->as<ast::While>()->body)) return true;
+      case ast::StmtKind::For: {
+        bool w = s->kind == ast::StmtKind::While;
+        const ast::Body& b = w ? s->as<ast::While>()->body : s->as<ast::For>()->body;
+        const ast::Body& e = w ? s->as<ast::While>()->orelse : s->as<ast::For>()->orelse;
+        if (contains_return(b) || contains_return(e)) return true;
         break;
-      case ast::StmtKind::For:
-        if (contains_return(s->as<ast::For>()->body)) return true;
-        break;
+      }
       default: break;
     }
   }

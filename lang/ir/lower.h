@@ -27,7 +27,7 @@
 //     its branches. When the body returns from the function, the statements
 //     after the loop become a continuation graph that the exit and `break`
 //     call, and the loop's result is the function's (lower_loop.cpp).
-//     Nothing is unrolled.
+//     A loop's else clause runs in the exit graph. Nothing is unrolled.
 //   * for over a tuple/list of known length (a display, a local tuple, a
 //     global list such as `self.layers`): unrolled, the body lowered once
 //     per item (with break/continue/return: one graph per item, chained by
@@ -107,8 +107,9 @@ struct ResolvedName {
   Node* node = nullptr;
   // A dtype object (msl.float32): usable as a primitive's dtype attribute.
   std::optional<kernels::DType> dtype;
-  // Sequence: what each item means. Graph mode uses a Sequence only as
-  // the iterable of a `for` loop, which it unrolls.
+  // Sequence: what each item means. Graph mode iterates a Sequence in a
+  // `for` loop (unrolled) and reads it as ints for attributes; as any other
+  // value it is `value` (the host's list, if given).
   std::vector<ResolvedName> items;
 };
 

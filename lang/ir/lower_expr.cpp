@@ -94,6 +94,8 @@ Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, c
       fail(s, what + " is a compile-time function: call it with constant or global arguments",
            "e.g. ops.GradOperation()(f) with f a function of the file");
     case ResolvedName::Kind::Sequence:
+      // As a value, the host's list itself (passed to library calls).
+      if (!std::holds_alternative<NoneValue>(r.value)) return constant(r.value, s);
       fail(s, what + " is a list or tuple of the host, usable in graph mode only as the sequence of a 'for' loop",
            "e.g. for layer in self.layers: x = layer(x)");
     case ResolvedName::Kind::Unknown: break;
@@ -323,6 +325,20 @@ kernels::AttrValue FnLowerer::attr_value(const ast::Expr& e, const std::string& 
   }
   if (kind == "ints") {
     if (int_of(e, i)) return std::vector<int64_t>{i};
+    std::string dotted;
+    if (resolve_ && dotted_name(e, env, dotted)) {
+      // A global list or tuple of ints (AXES = (0, 1)).
+      ResolvedName seq = resolve_(dotted);
+      if (seq.kind == ResolvedName::Kind::Sequence) {
+        std::vector<int64_t> v;
+        for (const ResolvedName& item : seq.items) {
+          if (item.kind != ResolvedName::Kind::Constant || !std::holds_alternative<int64_t>(item.value))
+            fail(e.span, "an attribute of kind 'ints' needs integer constants");
+          v.push_back(std::get<int64_t>(item.value));
+        }
+        return v;
+      }
+    }
     if (e.kind == ast::ExprKind::Tuple || e.kind == ast::ExprKind::List) {
       const auto& elts = e.kind == ast::ExprKind::Tuple ? e.as<ast::Tuple>()->elts : e.as<ast::List>()->elts;
       std::vector<int64_t> v;

@@ -32,6 +32,7 @@ struct Env {
 };
 
 using Stmts = std::vector<const ast::Stmt*>;
+Stmts pointers(const ast::Body& body);
 
 // The loop whose body is being lowered (lower_loop.cpp): where `continue`,
 // `break` and falling off the end of the body go.
@@ -97,6 +98,7 @@ class FnLowerer {
   bool loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env);
   bool for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env);
   std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env);
+  void loop_else(const ast::Body& orelse, FuncGraph* xg, Env& xenv, const LoopFrame& frame, const Span& s);
   void loop_continue(FuncGraph* g, Env& env, const Span& s);
   void loop_break(FuncGraph* g, Env& env, const Span& s);
   // g's output is the call (callee, args...), sequenced after g's effects.

@@ -7,7 +7,9 @@
 // values (and the next counter); an `if` whose branch leaves the body takes
 // the rest of the body into both branches, as `if ... return` does.
 //
-// The loop's result depends on whether its body returns from the function:
+// The exit graph (the loop's normal end, not reached by `break`) runs the
+// loop's else clause. The loop's result depends on whether its body (or
+// else clause) returns from the function:
 //   * It does not: the result is the tuple of the carried values, unpacked
 //     after the loop. @exit returns the loop parameters; `break` returns
 //     the current values.
@@ -39,10 +41,16 @@ bool is_range_call(const ast::Expr& it, const Env& env) {
   return c && c->func->kind == ast::ExprKind::Name && c->func->as<ast::Name>()->id == "range" && !env.lookup("range");
 }
 
-Stmts pointers(const ast::Body& body) {
-  Stmts out;
-  for (auto& s : body) out.push_back(s.get());
-  return out;
+// A break or continue of the loop the statements belong to (looking
+// through ifs, not into nested loops), or null.
+const ast::Stmt* first_jump(const ast::Body& body) {
+  for (auto& s : body) {
+    if (s->kind == ast::StmtKind::Break || s->kind == ast::StmtKind::Continue) return s.get();
+    if (s->kind != ast::StmtKind::If) continue;
+    if (const ast::Stmt* j = first_jump(s->as<ast::If>()->body)) return j;
+    if (const ast::Stmt* j = first_jump(s->as<ast::If>()->orelse)) return j;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -62,6 +70,30 @@ void FnLowerer::loop_continue(FuncGraph* g, Env& env, const Span& s) {
   tail_call(g, std::move(next), s);
 }
 
+// The loop's normal end (not by break): the else clause, then the result
+// tuple, or the continuation @after when the loop returns.
+void FnLowerer::loop_else(const ast::Body& orelse, FuncGraph* xg, Env& xenv, const LoopFrame& frame, const Span& s) {
+  if (const ast::Stmt* j = first_jump(orelse))
+    unsupported(j->span, std::string(j->kind == ast::StmtKind::Break ? "'break'" : "'continue'") +
+                             " in the 'else' clause of a loop");
+  if (frame.after) {
+    // Falling off the end of the else clause goes on after the loop: a
+    // frame whose `continue` is the call of @after.
+    LoopFrame to_after;
+    to_after.loop = frame.after;
+    to_after.carried = frame.carried;
+    LoopFrame* outer = loop_;
+    loop_ = &to_after;
+    finish(pointers(orelse), xg, xenv, s);
+    loop_ = outer;
+    return;
+  }
+  stmts(pointers(orelse), xg, xenv);  // no exits: the loop does not return
+  std::vector<Node*> values;
+  for (auto& n : frame.carried) values.push_back(xenv.lookup(n));
+  set_out(xg, xg->apply(IrOp::make_tuple, values, "", loc(s)));
+}
+
 void FnLowerer::loop_break(FuncGraph* g, Env& env, const Span& s) {
   const LoopFrame& f = *loop_;
   std::vector<Node*> values;
@@ -79,10 +111,8 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   bool is_for = s.kind == ast::StmtKind::For;
   const ast::Body& body = is_for ? s.as<ast::For>()->body : s.as<ast::While>()->body;
   const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
-  const char* kw = is_for ? "for" : "while";
-  if (!orelse.empty()) unsupported(s.span, std::string("'else' clause of a '") + kw + "' loop");
   if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) return for_sequence(*s.as<ast::For>(), rest, g, env);
-  bool returns = contains_return(body);
+  bool returns = contains_return(body) || contains_return(orelse);
 
   // For-range: the counter is an extra leading loop parameter.
   std::string target;
@@ -105,20 +135,20 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   }
 
   LoopFrame frame;
-  // Loop-carried: names assigned in the body that are bound before the loop.
-  for (auto& n : assigned_names(body))
+  // Loop-carried: names assigned in the body (or the else clause) that are
+  // bound before the loop.
+  std::set<std::string> assigned = assigned_names(body), in_else = assigned_names(orelse);
+  assigned.insert(in_else.begin(), in_else.end());
+  for (auto& n : assigned)
     if (n != target && env.lookup(n)) frame.carried.push_back(n);
 
   FuncGraph* loop = m_.new_graph(g->name() + (is_for ? "_for" : "_while"), g, loc(s.span));
   frame.loop = loop;
   frame.step = step;
   Env lenv{&env, {}};
-  std::vector<Node*> lparams;
   frame.counter = is_for ? loop->add_param(target, loc(s.span)) : nullptr;
   for (auto& n : frame.carried) {
-    Node* p = loop->add_param(n, loc(s.span));
-    lenv.vars[n] = p;
-    lparams.push_back(p);
+    lenv.vars[n] = loop->add_param(n, loc(s.span));
   }
   Node* cond = is_for ? loop->apply(kernels::Prim::less, {frame.counter, stop}, "", loc(s.span))
                       : expr(*s.as<ast::While>()->test, loop, lenv);
@@ -138,13 +168,8 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   loop_ = outer;
 
   FuncGraph* xg = m_.new_graph(loop->name() + "_exit", loop, loc(s.span));
-  if (frame.after) {
-    std::vector<Node*> call{constant(frame.after, s.span)};
-    call.insert(call.end(), lparams.begin(), lparams.end());
-    tail_call(xg, std::move(call), s.span);
-  } else {
-    set_out(xg, xg->apply(IrOp::make_tuple, lparams, "", loc(s.span)));
-  }
+  Env xenv{&lenv, {}};
+  loop_else(orelse, xg, xenv, frame, s.span);
 
   Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
   Node* body_call = loop->apply({sw}, "", loc(s.span));
@@ -172,25 +197,35 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
 // for target in SEQ: body, unrolled. The items are computed once, before
 // the first iteration (Python evaluates the iterable first).
 bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env) {
+  if (const ast::Stmt* j = first_jump(f.orelse))
+    unsupported(j->span, std::string(j->kind == ast::StmtKind::Break ? "'break'" : "'continue'") +
+                             " in the 'else' clause of a loop");
   std::vector<Node*> items = sequence_items(*f.iter, g, env);
   Stmts body = pointers(f.body);
-  if (!contains_exit(f.body)) {
-    // Straight-line: the body once per item, in g.
+  if (!contains_exit(f.body) || items.empty()) {
+    // Straight-line: the body once per item, in g (no exits: stmts never
+    // sets g's output), then the else clause, which always runs.
     for (Node* item : items) {
       assign(*f.target, item, g, env);
-      stmts(body, g, env);  // no exits: never sets g's output
+      stmts(body, g, env);
     }
-    return false;
+    if (f.orelse.empty()) return false;
+    Stmts tail = pointers(f.orelse);
+    tail.insert(tail.end(), rest.begin(), rest.end());
+    finish(tail, g, env, f.span);  // the else clause may return: it takes the rest along
+    return true;
   }
-  if (items.empty()) return false;
-  // With exits, iteration k is a graph @..._iterk(carried...) whose
-  // `continue` (and end) tail-calls iteration k+1, and the last one's the
-  // exit (or, when the body returns, the continuation @..._after): a loop
-  // graph per item instead of one recursive graph.
+  // With exits, item k is a graph @..._iterk(carried...) whose `continue`
+  // (and end) tail-calls item k+1's, and the last one's @..._exit (the
+  // else clause, then the result tuple or, when the body returns, the
+  // continuation @..._after): a loop graph per item instead of one
+  // recursive graph.
   LoopFrame frame;
-  for (auto& n : assigned_names(f.body))
+  std::set<std::string> assigned = assigned_names(f.body), in_else = assigned_names(f.orelse);
+  assigned.insert(in_else.begin(), in_else.end());
+  for (auto& n : assigned)
     if (env.lookup(n)) frame.carried.push_back(n);
-  bool returns = contains_return(f.body);
+  bool returns = contains_return(f.body) || contains_return(f.orelse);
   std::string base = g->name() + "_for";
   Loc l = loc(f.span);
   auto with_carried = [&](FuncGraph* x, Env& xenv) {
@@ -203,27 +238,30 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
     ienv[k].parent = &env;
     with_carried(iters[k], ienv[k]);
   }
+  Env aenv{&env, {}};
+  if (returns) {
+    frame.after = m_.new_graph(base + "_after", g, l);
+    with_carried(frame.after, aenv);
+  }
   Env xenv{&env, {}};
-  FuncGraph* last = m_.new_graph(base + (returns ? "_after" : "_exit"), g, l);
-  with_carried(last, xenv);
-  if (returns) frame.after = last;
+  FuncGraph* xg = m_.new_graph(base + "_exit", g, l);
+  with_carried(xg, xenv);
   LoopFrame* outer = loop_;
   for (size_t k = 0; k < items.size(); ++k) {
-    frame.loop = k + 1 < items.size() ? iters[k + 1] : last;
+    frame.loop = k + 1 < items.size() ? iters[k + 1] : xg;
     loop_ = &frame;
     assign(*f.target, items[k], iters[k], ienv[k]);
     finish(body, iters[k], ienv[k], f.span);
     loop_ = outer;
   }
+  loop_else(f.orelse, xg, xenv, frame, f.span);
   std::vector<Node*> init{constant(iters[0], f.span)};
   for (auto& n : frame.carried) init.push_back(env.lookup(n));
   if (returns) {
     tail_call(g, std::move(init), f.span);
-    finish(rest, last, xenv, f.span);
+    finish(rest, frame.after, aenv, f.span);
     return true;
   }
-  std::vector<Node*> params(last->params().begin(), last->params().end());
-  set_out(last, last->apply(IrOp::make_tuple, params, "", l));
   if (effects_) order_after_state(g, init);
   Node* res = g->apply(init, "", l);
   if (effects_) sequence(g, res);

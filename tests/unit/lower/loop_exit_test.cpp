@@ -381,3 +381,102 @@ TEST_CASE("IR text: a for-range that returns calls its continuation @f_for_after
         "  return(%2)\n"
         "}\n");
 }
+
+TEST_CASE("else clauses of loops run when the loop ends without break") {
+  Lowered r = lower_ok(
+      "def search(n, target):\n"
+      "    i = 0\n"
+      "    found = -1\n"
+      "    while i < n:\n"
+      "        if i * i == target:\n"
+      "            found = i\n"
+      "            break\n"
+      "        i = i + 1\n"
+      "    else:\n"
+      "        found = -100\n"
+      "    return found * 10 + i\n"
+      "def first_div(n, d):\n"
+      "    s = 0\n"
+      "    for i in range(1, n):\n"
+      "        s = s + i\n"
+      "        if i % d == 0:\n"
+      "            return i\n"
+      "    else:\n"
+      "        if s > 20:\n"
+      "            return -s\n"
+      "        s = s * 2\n"
+      "    return s + 1000\n"
+      "def over_tuple(x):\n"
+      "    s = 0\n"
+      "    for w in (3, 5, 7):\n"
+      "        if w == x:\n"
+      "            break\n"
+      "        s = s + w\n"
+      "    else:\n"
+      "        s = s * 100\n"
+      "    for w in (1, 2):\n"
+      "        s = s + w\n"
+      "    else:\n"
+      "        if x == 0:\n"
+      "            return -1\n"
+      "    return s\n");
+  auto search = [](int64_t n, int64_t target) {
+    int64_t i = 0, found = -1;
+    bool broke = false;
+    for (; i < n; ++i)
+      if (i * i == target) {
+        found = i;
+        broke = true;
+        break;
+      }
+    if (!broke) found = -100;
+    return found * 10 + i;
+  };
+  for (auto [n, t] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {5, 9}, {5, 10}, {3, 9}})
+    CHECK(as_int(run_lowered(r, "search", {n, t})) == search(n, t));
+  CHECK(search(5, 9) == 33);
+  CHECK(search(5, 10) == -995);
+  auto first_div = [](int64_t n, int64_t d) {
+    int64_t s = 0;
+    for (int64_t i = 1; i < n; ++i) {
+      s += i;
+      if (i % d == 0) return i;
+    }
+    if (s > 20) return -s;
+    s *= 2;
+    return s + 1000;
+  };
+  for (auto [n, d] : std::vector<std::pair<int64_t, int64_t>>{{10, 4}, {4, 7}, {9, 100}, {1, 2}})
+    CHECK(as_int(run_lowered(r, "first_div", {n, d})) == first_div(n, d));
+  auto over_tuple = [](int64_t x) {
+    int64_t s = 0;
+    bool broke = false;
+    for (int64_t w : {3, 5, 7}) {
+      if (w == x) {
+        broke = true;
+        break;
+      }
+      s += w;
+    }
+    if (!broke) s *= 100;
+    s += 1 + 2;
+    if (x == 0) return int64_t{-1};
+    return s;
+  };
+  for (int64_t x : {0, 3, 5, 7, 9}) CHECK(as_int(run_lowered(r, "over_tuple", {x})) == over_tuple(x));
+}
+
+TEST_CASE("break or continue in a loop's else clause (an outer loop's) is an error") {
+  Lowered r = lower_source(
+      "def f(n):\n"
+      "    for i in range(n):\n"
+      "        while n:\n"
+      "            n = n - 1\n"
+      "        else:\n"
+      "            break\n"
+      "    return n\n");
+  REQUIRE(r.errors.size() == 1);
+  std::string e = format_diagnostic(r.errors[0]);
+  CHECK(e.substr(0, e.find('\n')) ==
+        "t.msl:6:13: error: 'break' in the 'else' clause of a loop is not supported in graph mode");
+}
