@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The `msl` command line: exit statuses (0 ok, 1 MSL error, 2 usage), the
-# `--emit` stages, argv passing, and errors for missing or unreadable files.
+# `--emit` stages (tokens, ast, anf-opt, grad), --print-after, --mode,
+# --save-graphs, argv passing, and errors for missing or unreadable files.
 set -u
 msl="$1"
 tmp="$(mktemp -d)"
@@ -42,6 +43,15 @@ check bad-seed 2 "expects an integer" -- "$msl" --seed x -c 'pass'
 check emit-tokens 0 "1:1 NAME 'x'" -- "$msl" --emit=tokens "$tmp/ok.msl"
 check emit-ast 0 "Assign 1:1" -- "$msl" --emit ast "$tmp/ok.msl"
 check emit-unknown 2 "unknown --emit stage" -- "$msl" --emit=llvm "$tmp/ok.msl"
+printf 'def f(x, y):\n    return x * y\n' > "$tmp/g.msl"
+check emit-anf-opt 0 "= mul(%para1_x, %para2_y)" -- "$msl" --emit=anf-opt "$tmp/g.msl"
+check emit-grad 0 '$bprop_mul(%para1_x, %para2_y, %0, %1)' -- "$msl" --emit=grad "$tmp/g.msl"
+check print-after 0 "# IR after cse" -- "$msl" --emit=anf-opt --print-after=cse "$tmp/g.msl"
+check print-after-unknown 2 "unknown pass 'frob' for --print-after" -- "$msl" --print-after=frob -c 'pass'
+check mode-pynative 0 "1" -- "$msl" --mode pynative -c 'import msl.context as c; print(c.get_context("mode"))'
+printf 'import msl\nfrom msl import Tensor\nprint(msl.grad(lambda x: x * x)(Tensor(3.0)))\n' > "$tmp/sg.msl"
+check save-graphs 0 "value= 6" -- "$msl" --save-graphs "$tmp/graphs" run "$tmp/sg.msl"
+check save-graphs-files 0 "grad_opt.ir" -- ls "$tmp/graphs"
 check help 0 "usage: msl" -- "$msl" --help
 # Piped REPL input: every module-level expression statement shows its value.
 check repl-piped-values 0 $'0\n1\n2\n5' -- bash -c "printf 'for i in range(3): i\n\nx = 5\nx\nNone\n' | '$msl'"
