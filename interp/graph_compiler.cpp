@@ -193,11 +193,13 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
         r.value = std::make_shared<const CustomBpropHost>(construct, v, I.type_name(v) + ".construct");
         return r;
       }
-      if (bm->func.is(Kind::Function) && !is_library(static_cast<Function*>(bm->func.obj()))) {
+      // Every Cell's construct is lowered, the library's too (nn.Dense,
+      // WithLossCell...: their constructs are written in the graph-mode
+      // subset), so Cells nest in one graph.
+      if (bm->func.is(Kind::Function)) {
         ResolvedName f = function_name(static_cast<Function*>(bm->func.obj()), v, nullptr);
         if (f.kind == ResolvedName::Kind::Function) return f;
       }
-      // A library Cell runs its construct in the host (traced for gradients).
       r.value = host_ref(I, construct);
       return r;
     }
