@@ -535,7 +535,7 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
 }
 
 const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
-  auto key = std::make_pair(static_cast<const Object*>(fn.obj()), nargs);
+  auto key = std::make_tuple(static_cast<const Object*>(fn.obj()), nargs, generation);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   Compiled c = build(fn, nargs);
@@ -546,7 +546,7 @@ const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
 const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
   const GradSpec& s = gf->spec;
   std::ostringstream key;
-  key << static_cast<const void*>(gf->fn.is_obj() ? gf->fn.obj() : nullptr) << '/' << nargs << '/'
+  key << generation << '/' << static_cast<const void*>(gf->fn.is_obj() ? gf->fn.obj() : nullptr) << '/' << nargs << '/'
       << static_cast<int>(s.inputs) << '/' << s.has_weights << s.sens_param << s.has_aux << s.return_value << '/';
   for (int64_t p : s.positions) key << p << ',';
   key << '/';

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -70,6 +71,9 @@ class GraphCompiler {
   // compilations included.
   std::vector<std::pair<std::string, double>> last_times;
   int compiling_ = 0;
+  // Bumped when values graphs read at compile time change (Cell.set_train):
+  // part of every cache key, so such changes recompile.
+  int64_t generation = 0;
   // save_graphs: the folder (empty: off) and the files written so far.
   std::string save_dir;
   int saved = 0;
@@ -99,7 +103,7 @@ class GraphCompiler {
   Compiled build(const Value& fn, size_t nargs);
   Compiled build_grad(GradFunctionObj* gf, size_t nargs);
 
-  std::map<std::pair<const Object*, size_t>, Compiled> cache_;
+  std::map<std::tuple<const Object*, size_t, int64_t>, Compiled> cache_;
   // Gradient graphs by what they compute (function, options, weights,
   // argument count): `msl.grad(f)(x)` in a loop makes a new gradient
   // object every step but compiles once.

@@ -9,6 +9,7 @@
 //   set_save_graphs(flag, path)      msl.context's save_graphs options
 //   cli_options()                    (mode, save_graphs dir or None) from msl's command line
 //   compile_times()                  [(phase, ms)] of the last compilation
+//   invalidate()                     compile-time values changed: recompile on next calls
 //   gradient_stats(grad_fn, *args)   (primitive applications, AD residue, IR, result) of
 //                                    the gradient specialized for args, library calls
 //                                    expanded, run on args
@@ -113,6 +114,14 @@ Value f_gradient_stats(Interp& I, Args& a, Object*) {
   return gradient_stats(I, a.pos[0], a.pos.subspan(1));
 }
 
+// Values compiled graphs read at compile time changed (Cell.set_train):
+// later calls compile again.
+Value f_invalidate(Interp& I, Args& a, Object*) {
+  bind_positional(I, "invalidate", a, 0, 0, nullptr);
+  ++compiler_of(I).generation;
+  return Value::none();
+}
+
 // [(phase, milliseconds)] of the last compilation.
 Value f_compile_times(Interp& I, Args& a, Object*) {
   bind_positional(I, "compile_times", a, 0, 0, nullptr);
@@ -154,6 +163,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "cli_options", f_cli_options);
   I.def_native(&m, "compile_times", f_compile_times);
   I.def_native(&m, "gradient_stats", f_gradient_stats);
+  I.def_native(&m, "invalidate", f_invalidate);
 }
 
 }  // namespace msl

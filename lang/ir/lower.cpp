@@ -306,8 +306,56 @@ void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
   unsupported(t.span, "this assignment target");
 }
 
+std::optional<bool> FnLowerer::static_truth(const Node* c) {
+  auto number = [](const Node* n, double& out) {
+    if (!n->is_constant()) return false;
+    const ConstValue& v = n->value();
+    if (auto b = std::get_if<bool>(&v)) return out = *b, true;
+    if (auto i = std::get_if<int64_t>(&v)) return out = static_cast<double>(*i), true;
+    if (auto d = std::get_if<double>(&v)) return out = *d, true;
+    return false;
+  };
+  if (c->is_constant()) {
+    const ConstValue& v = c->value();
+    if (std::holds_alternative<NoneValue>(v)) return false;
+    if (auto str = std::get_if<std::string>(&v)) return !str->empty();
+    double d;
+    if (number(c, d)) return d != 0;
+    return std::nullopt;  // a tensor: its truth is a run-time question
+  }
+  if (!c->is_apply() || !c->callee()->as_prim()) return std::nullopt;
+  using kernels::Prim;
+  Prim p = c->callee()->as_prim()->prim;
+  if (p == Prim::logical_not && c->num_args() == 1) {
+    auto t = static_truth(c->arg(0));
+    return t ? std::optional<bool>(!*t) : std::nullopt;
+  }
+  if ((p == Prim::logical_and || p == Prim::logical_or) && c->num_args() == 2) {
+    auto a = static_truth(c->arg(0)), b = static_truth(c->arg(1));
+    if (!a || !b) return std::nullopt;
+    return p == Prim::logical_and ? (*a && *b) : (*a || *b);
+  }
+  double x, y;
+  if (c->num_args() != 2 || !number(c->arg(0), x) || !number(c->arg(1), y)) return std::nullopt;
+  switch (p) {
+    case Prim::equal: return x == y;
+    case Prim::not_equal: return x != y;
+    case Prim::less: return x < y;
+    case Prim::less_equal: return x <= y;
+    case Prim::greater: return x > y;
+    case Prim::greater_equal: return x >= y;
+    default: return std::nullopt;
+  }
+}
+
 bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env) {
   Node* cond = expr(*s.test, g, env);
+  if (auto taken = static_truth(cond)) {
+    // Known at compile time: only the branch taken exists (its statements
+    // lower into this graph; the caller goes on with the rest unless it
+    // left).
+    return stmts(pointers(*taken ? s.body : s.orelse), g, env);
+  }
   // A branch that leaves (return, break, continue) takes the statements
   // after the if with it, into both branches.
   bool returns = contains_exit(s.body) || contains_exit(s.orelse);

@@ -235,6 +235,20 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
       Node* acc = nullptr;
       for (size_t i = 0; i < c->ops.size(); ++i) {
         Prim p;
+        if ((c->ops[i] == ast::CmpOp::Is || c->ops[i] == ast::CmpOp::IsNot) && c->ops.size() == 1) {
+          // `x is None` on compile-time constants (attributes of self,
+          // globals, defaults): decided now.
+          Node* right = expr(*c->comparators[i], g, env);
+          bool none_l = left->is_constant() && std::holds_alternative<NoneValue>(left->value());
+          bool none_r = right->is_constant() && std::holds_alternative<NoneValue>(right->value());
+          bool both_const = left->is_constant() && right->is_constant();
+          if (!both_const && !(none_r && left->is_constant()) && !(none_l && right->is_constant()))
+            unsupported(e.span, "'is' between values known only at run time");
+          bool same = none_l && none_r ? true
+                      : none_l || none_r ? false
+                                         : const_value_str(left->value()) == const_value_str(right->value());
+          return constant(c->ops[i] == ast::CmpOp::Is ? same : !same, e.span);
+        }
         if (!cmp_prim(c->ops[i], p))
           unsupported(e.span, std::string("operator '") + ast::to_string(c->ops[i]) + "'");
         Node* right = expr(*c->comparators[i], g, env);
@@ -472,6 +486,7 @@ Node* FnLowerer::lambda(const ast::Lambda& lam, FuncGraph* g, Env& env) {
 // `a if c else b`: two branch graphs and a switch, like an if statement.
 Node* FnLowerer::if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name) {
   Node* cond = expr(*e.test, g, env);
+  if (auto taken = static_truth(cond)) return expr(*taken ? *e.body : *e.orelse, g, env, name);
   FuncGraph* t = m_.new_graph(g->name() + "_true", g, loc(e.body->span));
   FuncGraph* f = m_.new_graph(g->name() + "_false", g, loc(e.orelse->span));
   Env te{&env, {}}, fe{&env, {}};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,6 +110,11 @@ class FnLowerer {
   Node* lambda(const ast::Lambda& l, FuncGraph* g, Env& env);
   Node* if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name);
   Node* resolve_global(const std::string& dotted, const Span& s);
+  // The truth of a condition known at compile time (a constant, `not`, a
+  // comparison or and/or of constants: `if self.has_bias:`), or nullopt.
+  // Such an `if` lowers only the branch taken, so the other may name
+  // attributes that do not exist (MindSpore's behaviour).
+  static std::optional<bool> static_truth(const Node* cond);
   // Effects: the current state of g (null: none yet), appending an effect,
   // and setting g's output after its effects.
   Node* state_of(FuncGraph* g);
