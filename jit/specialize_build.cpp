@@ -131,6 +131,12 @@ class Builder {
     if (f->callees[0].j || !f->callees[0].bound.empty()) return nullptr;
     SpecContext* target = it->second[0];
     if (!target->parent) return target;
+    // A closure that flowed here as a value (a backpropagator returned by a
+    // call) was made in the frame of that call; naming its graph here would
+    // capture this frame instead, which differs when the call recursed into
+    // the same instance. Only a callee written as a constant here is
+    // created in this frame.
+    if (!n->callee()->is_constant()) return nullptr;
     for (SpecContext* c = inst; c; c = c->parent)
       if (c == target->parent) return target;
     return nullptr;
