@@ -13,6 +13,7 @@ void init_module_random(Interp& I, Module& m);
 void init_module_msl_core(Interp& I, Module& m);
 void init_module_msl_graph(Interp& I, Module& m);
 void init_module_msl_checkpoint(Interp& I, Module& m);
+void init_module_msl_dataset(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
   I.register_native_module("math", init_module_math);
@@ -24,6 +25,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("msl._core", init_module_msl_core);
   I.register_native_module("msl._graph", init_module_msl_graph);
   I.register_native_module("msl._checkpoint", init_module_msl_checkpoint);
+  I.register_native_module("msl._dataset", init_module_msl_dataset);
 }
 
 }  // namespace msl

@@ -1,0 +1,320 @@
+// Vision transforms of msl.dataset on HWC images (uint8 or float32), and
+// batching.
+//
+// The geometric transforms are written once over a pixel type T and keep
+// the input dtype (a uint8 image stays uint8, rounded and saturated, as
+// OpenCV does for MindSpore); Rescale and Normalize produce float32.
+// Bilinear resize follows OpenCV's INTER_LINEAR geometry (pixel centres at
+// +0.5, source coordinates clamped to the image), nearest follows
+// INTER_NEAREST (floor of dst * in / out), so results match MindSpore's up
+// to OpenCV's fixed-point rounding of uint8 weights.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "interp/dataset_core.h"
+
+namespace msl::dataset {
+
+using kernels::DType;
+
+namespace {
+
+struct Geometry {
+  int64_t h, w, c;
+  bool has_channels;
+};
+
+Geometry geometry(const Tensor& img, const char* op) {
+  if (img.ndim() != 2 && img.ndim() != 3)
+    throw DatasetError(
+        fmt::format("{}: expected an image of shape (H, W) or (H, W, C), got {}", op, img.shape().str()));
+  if (img.dtype() != DType::UInt8 && img.dtype() != DType::Float32)
+    throw DatasetError(
+        fmt::format("{}: expected a uint8 or float32 image, got {}", op, kernels::dtype_name(img.dtype())));
+  return {img.dim(0), img.dim(1), img.ndim() == 3 ? img.dim(2) : 1, img.ndim() == 3};
+}
+
+Tensor like(const Geometry& g, DType dt, int64_t h, int64_t w) {
+  if (g.has_channels) return Tensor(dt, {h, w, g.c});
+  return Tensor(dt, {h, w});
+}
+
+template <class T>
+T store(double v) {
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return static_cast<uint8_t>(std::clamp(std::floor(v + 0.5), 0.0, 255.0));
+  else
+    return static_cast<T>(v);
+}
+
+template <class T>
+void resize_impl(const Tensor& src, Tensor& dst, const Geometry& g, Interpolation mode) {
+  const T* in = src.data<T>();
+  T* out = dst.data<T>();
+  int64_t oh = dst.dim(0), ow = dst.dim(1), c = g.c;
+  double sy = static_cast<double>(g.h) / oh, sx = static_cast<double>(g.w) / ow;
+  if (mode == Interpolation::Nearest) {
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t iy = std::min<int64_t>(static_cast<int64_t>(std::floor(y * sy)), g.h - 1);
+      for (int64_t x = 0; x < ow; ++x) {
+        int64_t ix = std::min<int64_t>(static_cast<int64_t>(std::floor(x * sx)), g.w - 1);
+        std::memcpy(out + (y * ow + x) * c, in + (iy * g.w + ix) * c, sizeof(T) * c);
+      }
+    }
+    return;
+  }
+  // Source coordinate, lower neighbour and weight of the upper one.
+  auto axis = [](int64_t d, double scale, int64_t n, int64_t& i0, double& frac) {
+    double f = (d + 0.5) * scale - 0.5;
+    i0 = static_cast<int64_t>(std::floor(f));
+    frac = f - i0;
+    if (i0 < 0) i0 = 0, frac = 0;
+    if (i0 >= n - 1) i0 = n - 1, frac = 0;
+  };
+  for (int64_t y = 0; y < oh; ++y) {
+    int64_t y0;
+    double fy;
+    axis(y, sy, g.h, y0, fy);
+    int64_t y1 = std::min(y0 + 1, g.h - 1);
+    for (int64_t x = 0; x < ow; ++x) {
+      int64_t x0;
+      double fx;
+      axis(x, sx, g.w, x0, fx);
+      int64_t x1 = std::min(x0 + 1, g.w - 1);
+      for (int64_t k = 0; k < c; ++k) {
+        double v00 = in[(y0 * g.w + x0) * c + k], v01 = in[(y0 * g.w + x1) * c + k];
+        double v10 = in[(y1 * g.w + x0) * c + k], v11 = in[(y1 * g.w + x1) * c + k];
+        double top = v00 + (v01 - v00) * fx, bottom = v10 + (v11 - v10) * fx;
+        out[(y * ow + x) * c + k] = store<T>(top + (bottom - top) * fy);
+      }
+    }
+  }
+}
+
+template <class T>
+void crop_impl(const Tensor& src, Tensor& dst, const Geometry& g, int64_t top, int64_t left, double fill) {
+  const T* in = src.data<T>();
+  T* out = dst.data<T>();
+  int64_t oh = dst.dim(0), ow = dst.dim(1), c = g.c;
+  T f = store<T>(fill);
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t x = 0; x < ow; ++x) {
+      int64_t iy = top + y, ix = left + x;
+      bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+      for (int64_t k = 0; k < c; ++k) out[(y * ow + x) * c + k] = inside ? in[(iy * g.w + ix) * c + k] : f;
+    }
+}
+
+template <class F>
+Tensor to_float(const Tensor& img, const Geometry& g, F&& f) {
+  Tensor src = img.contiguous();
+  Tensor out = like(g, DType::Float32, g.h, g.w);
+  float* o = out.data<float>();
+  int64_t n = img.numel();
+  if (img.dtype() == DType::UInt8) {
+    const uint8_t* in = src.data<uint8_t>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(f(static_cast<double>(in[i]), i % g.c));
+  } else {
+    const float* in = src.data<float>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(f(static_cast<double>(in[i]), i % g.c));
+  }
+  return out;
+}
+
+}  // namespace
+
+void resize_shorter_side(int64_t ih, int64_t iw, int64_t size, int64_t& h, int64_t& w) {
+  if (ih <= iw) {
+    h = size;
+    w = static_cast<int64_t>(static_cast<double>(iw) * size / ih);
+  } else {
+    w = size;
+    h = static_cast<int64_t>(static_cast<double>(ih) * size / iw);
+  }
+}
+
+Tensor resize(const Tensor& img, int64_t h, int64_t w, Interpolation mode) {
+  Geometry g = geometry(img, "Resize");
+  if (h <= 0 || w <= 0 || h > 65535 || w > 65535)
+    throw DatasetError(fmt::format("Resize: invalid output size ({}, {})", h, w));
+  if (g.h == 0 || g.w == 0) throw DatasetError("Resize: the input image is empty");
+  Tensor src = img.contiguous();
+  Tensor out = like(g, img.dtype(), h, w);
+  if (img.dtype() == DType::UInt8)
+    resize_impl<uint8_t>(src, out, g, mode);
+  else
+    resize_impl<float>(src, out, g, mode);
+  return out;
+}
+
+Tensor crop(const Tensor& img, int64_t top, int64_t left, int64_t h, int64_t w, double fill) {
+  Geometry g = geometry(img, "Crop");
+  if (h <= 0 || w <= 0 || h > 65535 || w > 65535)
+    throw DatasetError(fmt::format("Crop: invalid crop size ({}, {})", h, w));
+  Tensor src = img.contiguous();
+  Tensor out = like(g, img.dtype(), h, w);
+  if (img.dtype() == DType::UInt8)
+    crop_impl<uint8_t>(src, out, g, top, left, fill);
+  else
+    crop_impl<float>(src, out, g, top, left, fill);
+  return out;
+}
+
+// A crop larger than the image pads it with zeros (MindSpore's CenterCrop),
+// the odd pixel of padding going after the image, as the odd pixel of a
+// crop does: both offsets are the difference halved toward zero.
+Tensor center_crop(const Tensor& img, int64_t h, int64_t w) {
+  Geometry g = geometry(img, "CenterCrop");
+  return crop(img, (g.h - h) / 2, (g.w - w) / 2, h, w, 0);
+}
+
+Tensor hflip(const Tensor& img) {
+  Geometry g = geometry(img, "HorizontalFlip");
+  Tensor src = img.contiguous();
+  Tensor out = like(g, img.dtype(), g.h, g.w);
+  size_t px = img.itemsize() * static_cast<size_t>(g.c);
+  const auto* in = static_cast<const char*>(src.raw());
+  auto* o = static_cast<char*>(out.raw());
+  for (int64_t y = 0; y < g.h; ++y)
+    for (int64_t x = 0; x < g.w; ++x) std::memcpy(o + (y * g.w + x) * px, in + (y * g.w + (g.w - 1 - x)) * px, px);
+  return out;
+}
+
+Tensor rescale(const Tensor& img, double scale, double shift) {
+  Geometry g = geometry(img, "Rescale");
+  return to_float(img, g, [&](double v, int64_t) { return v * scale + shift; });
+}
+
+Tensor normalize(const Tensor& img, const std::vector<double>& mean, const std::vector<double>& std) {
+  Geometry g = geometry(img, "Normalize");
+  if (mean.size() != std.size() || (mean.size() != 1 && static_cast<int64_t>(mean.size()) != g.c))
+    throw DatasetError(
+        fmt::format("Normalize: mean ({} values) and std ({} values) must have one value per "
+                    "channel ({}) or a single value",
+                    mean.size(), std.size(), g.c));
+  for (double s : std)
+    if (!(s > 0)) throw DatasetError(fmt::format("Normalize: std values must be positive, got {}", s));
+  return to_float(img, g, [&](double v, int64_t k) {
+    size_t i = mean.size() == 1 ? 0 : static_cast<size_t>(k);
+    return (v - mean[i]) / std[i];
+  });
+}
+
+Tensor hwc_to_chw(const Tensor& img) {
+  Geometry g = geometry(img, "HWC2CHW");
+  Tensor src = img.contiguous();
+  Tensor out(img.dtype(), {g.c, g.h, g.w});
+  size_t es = img.itemsize();
+  const auto* in = static_cast<const char*>(src.raw());
+  auto* o = static_cast<char*>(out.raw());
+  for (int64_t k = 0; k < g.c; ++k)
+    for (int64_t p = 0; p < g.h * g.w; ++p) std::memcpy(o + (k * g.h * g.w + p) * es, in + (p * g.c + k) * es, es);
+  return out;
+}
+
+namespace {
+
+Tensor random_crop(const ImageOp& op, const Tensor& img, std::mt19937_64& gen) {
+  Geometry g = geometry(img, "RandomCrop");
+  // Padding enlarges the canvas; positions then index the padded image.
+  int64_t ph = g.h + op.pad[1] + op.pad[3], pw = g.w + op.pad[0] + op.pad[2];
+  int64_t extra_y = 0, extra_x = 0;
+  if (op.pad_if_needed) {
+    extra_y = std::max<int64_t>(0, op.h - ph);
+    extra_x = std::max<int64_t>(0, op.w - pw);
+    ph += 2 * extra_y;
+    pw += 2 * extra_x;
+  }
+  if (ph < op.h || pw < op.w)
+    throw DatasetError(
+        fmt::format("RandomCrop: crop size ({}, {}) is larger than the (padded) image ({}, {})", op.h, op.w, ph, pw));
+  int64_t top = std::uniform_int_distribution<int64_t>(0, ph - op.h)(gen);
+  int64_t left = std::uniform_int_distribution<int64_t>(0, pw - op.w)(gen);
+  return crop(img, top - op.pad[1] - extra_y, left - op.pad[0] - extra_x, op.h, op.w, op.fill);
+}
+
+// RandomResizedCrop's box search (Inception-style), then the resize.
+Tensor random_resized_crop(const ImageOp& op, const Tensor& img, std::mt19937_64& gen) {
+  Geometry g = geometry(img, "RandomCropDecodeResize");
+  double area = static_cast<double>(g.h * g.w);
+  std::uniform_real_distribution<double> scale(op.scale_lo, op.scale_hi);
+  std::uniform_real_distribution<double> log_ratio(std::log(op.ratio_lo), std::log(op.ratio_hi));
+  for (int attempt = 0; attempt < op.max_attempts; ++attempt) {
+    double target = area * scale(gen);
+    double ratio = std::exp(log_ratio(gen));
+    auto cw = static_cast<int64_t>(std::lround(std::sqrt(target * ratio)));
+    auto ch = static_cast<int64_t>(std::lround(std::sqrt(target / ratio)));
+    if (cw > 0 && ch > 0 && cw <= g.w && ch <= g.h) {
+      int64_t top = std::uniform_int_distribution<int64_t>(0, g.h - ch)(gen);
+      int64_t left = std::uniform_int_distribution<int64_t>(0, g.w - cw)(gen);
+      return resize(crop(img, top, left, ch, cw), op.h, op.w, op.mode);
+    }
+  }
+  // Fallback: the largest centred box whose ratio is within bounds.
+  double r = static_cast<double>(g.w) / g.h;
+  int64_t cw = g.w, ch = g.h;
+  if (r < op.ratio_lo)
+    ch = std::max<int64_t>(1, std::lround(g.w / op.ratio_lo));
+  else if (r > op.ratio_hi)
+    cw = std::max<int64_t>(1, std::lround(g.h * op.ratio_hi));
+  return resize(crop(img, (g.h - ch) / 2, (g.w - cw) / 2, ch, cw), op.h, op.w, op.mode);
+}
+
+}  // namespace
+
+Tensor apply_ops(const std::vector<ImageOp>& ops, Tensor img, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  for (const ImageOp& op : ops) {
+    switch (op.kind) {
+      case ImageOp::Decode: img = decode_image(img); break;
+      case ImageOp::Resize: {
+        int64_t h = op.h, w = op.w;
+        if (w == 0) {
+          Geometry g = geometry(img, "Resize");
+          resize_shorter_side(g.h, g.w, op.h, h, w);
+        }
+        img = resize(img, h, w, op.mode);
+        break;
+      }
+      case ImageOp::CenterCrop: img = center_crop(img, op.h, op.w); break;
+      case ImageOp::RandomCrop: img = random_crop(op, img, gen); break;
+      case ImageOp::RandomHFlip:
+        if (std::uniform_real_distribution<double>(0, 1)(gen) < op.prob) img = hflip(img);
+        break;
+      case ImageOp::RandomCropDecodeResize: img = random_resized_crop(op, decode_image(img), gen); break;
+      case ImageOp::Rescale: img = rescale(img, op.a, op.b); break;
+      case ImageOp::Normalize: img = normalize(img, op.mean, op.std); break;
+      case ImageOp::HWC2CHW: img = hwc_to_chw(img); break;
+    }
+  }
+  return img;
+}
+
+Tensor stack(const std::vector<Tensor>& items) {
+  if (items.empty()) throw DatasetError("batch: no rows to stack");
+  const Tensor& first = items[0];
+  kernels::Dims shape;
+  shape.push_back(static_cast<int64_t>(items.size()));
+  for (int i = 0; i < first.ndim(); ++i) shape.push_back(first.dim(i));
+  for (size_t i = 1; i < items.size(); ++i)
+    if (items[i].shape() != first.shape() || items[i].dtype() != first.dtype())
+      throw DatasetError(
+          fmt::format("batch: row {} has shape {} {} but row 0 has {} {}; resize or pad the column "
+                      "to one shape before batching",
+                      i, items[i].shape().str(), kernels::dtype_name(items[i].dtype()), first.shape().str(),
+                      kernels::dtype_name(first.dtype())));
+  Tensor out(first.dtype(), shape);
+  size_t bytes = first.nbytes();
+  auto* o = static_cast<char*>(out.raw());
+  for (size_t i = 0; i < items.size(); ++i) {
+    Tensor src = items[i].contiguous();
+    if (bytes) std::memcpy(o + i * bytes, src.raw(), bytes);
+  }
+  return out;
+}
+
+}  // namespace msl::dataset

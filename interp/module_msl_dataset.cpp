@@ -1,0 +1,380 @@
+// The native module `msl._dataset`: the bindings of the data pipeline's C++
+// core (dataset_core.h) for stdlib/msl/dataset.
+//
+// The MSL side owns the pipeline's structure (sources, map, shuffle, batch,
+// repeat); this module does the heavy per-row work. Transform chains come
+// in as lists of tuples, ("resize", h, w, "linear"), parsed here into
+// ImageOps, and run over a chunk of rows on worker threads:
+//  - `apply(ops, images, seeds, workers)` runs a chunk and waits;
+//  - `submit(...)` returns a Job at once and `Job.result()` waits for it,
+//    so the pipeline keeps chunks in flight while the training loop runs
+//    (the prefetch queue is the list of pending Jobs on the MSL side).
+// Row i of a chunk is handled by worker i % workers with seed seeds[i];
+// results are placed by index, so the output never depends on scheduling.
+// Workers see only kernels::Tensor values (thread-safe reference counts),
+// never MSL objects; wrapping happens on the interpreter thread.
+#include <fmt/format.h>
+
+#include <future>
+#include <thread>
+
+#include "interp/builtins.h"
+#include "interp/dataset_core.h"
+#include "interp/native_args.h"
+#include "interp/tensor_object.h"
+
+namespace msl {
+
+namespace {
+
+using dataset::DatasetError;
+using dataset::ImageOp;
+using kernels::Tensor;
+
+// Per-interpreter state: the classes results are made of.
+struct DatasetState final : NativeData {
+  explicit DatasetState(Ref<Class> c) : NativeData(std::move(c)) {}
+  Class* tensor_cls = nullptr;
+  Ref<Class> job_cls;
+};
+
+struct JobObj final : NativeData {
+  explicit JobObj(Ref<Class> c) : NativeData(std::move(c)) {}
+  std::future<std::vector<Tensor>> done;
+  Class* tensor_cls = nullptr;
+  bool taken = false;
+};
+
+DatasetState* state(Object* data) { return static_cast<DatasetState*>(data); }
+
+// Runs f() translating DatasetError (and kernel errors) into MSL exceptions.
+template <class F>
+auto checked(Interp& I, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const DatasetError& e) {
+    raise_exc(I, "RuntimeError", e.what());
+  } catch (...) {
+    raise_current_kernel_error(I);
+  }
+}
+
+const Tensor& tensor_arg(Interp& I, const Value& v, const char* fname) {
+  if (!is_tensor(v)) raise_type_error(I, fmt::format("{}: expected a Tensor, got {}", fname, I.type_name(v)));
+  return tensor_of(v);
+}
+
+std::vector<Value> items_of(Interp& I, const Value& v, const char* fname) {
+  if (v.is(Kind::List)) return v.as<List>()->items;
+  if (v.is(Kind::Tuple)) return v.as<Tuple>()->items;
+  raise_type_error(I, fmt::format("{}: expected a list or tuple, got {}", fname, I.type_name(v)));
+}
+
+std::vector<double> floats_of(Interp& I, const Value& v, const char* fname) {
+  std::vector<double> out;
+  for (auto& x : items_of(I, v, fname)) out.push_back(arg_float(I, x));
+  return out;
+}
+
+Value wrap(DatasetState* s, Tensor&& t) { return wrap_tensor(s->tensor_cls, std::move(t)); }
+
+// ("resize", h, w, "linear") and friends -> ImageOp; see vision.msl.
+ImageOp parse_op(Interp& I, const Value& spec) {
+  std::vector<Value> p = items_of(I, spec, "map");
+  if (p.empty() || !p[0].is(Kind::Str)) raise_type_error(I, "map: a transform description must start with its name");
+  const std::string& name = p[0].as<Str>()->s;
+  auto need = [&](size_t n) {
+    if (p.size() != n)
+      raise_value_error(I, fmt::format("map: transform '{}' takes {} parameters, got {}", name, n - 1, p.size() - 1));
+  };
+  auto mode = [&](const Value& v) {
+    std::string m = arg_str(I, v, "interpolation")->s;
+    if (m == "linear" || m == "bilinear") return dataset::Interpolation::Linear;
+    if (m == "nearest") return dataset::Interpolation::Nearest;
+    raise_value_error(I, fmt::format("unsupported interpolation '{}' (use Inter.LINEAR or Inter.NEAREST)", m));
+  };
+  ImageOp op{};
+  if (name == "decode") {
+    need(1);
+    op.kind = ImageOp::Decode;
+  } else if (name == "resize") {
+    need(4);
+    op.kind = ImageOp::Resize;
+    op.h = arg_index(I, p[1]);
+    op.w = arg_index(I, p[2]);
+    op.mode = mode(p[3]);
+  } else if (name == "center_crop") {
+    need(3);
+    op.kind = ImageOp::CenterCrop;
+    op.h = arg_index(I, p[1]);
+    op.w = arg_index(I, p[2]);
+  } else if (name == "random_crop") {
+    need(6);
+    op.kind = ImageOp::RandomCrop;
+    op.h = arg_index(I, p[1]);
+    op.w = arg_index(I, p[2]);
+    std::vector<double> pad = floats_of(I, p[3], "RandomCrop padding");
+    if (pad.size() != 4) raise_value_error(I, "RandomCrop: padding must have 4 values");
+    for (int i = 0; i < 4; ++i) op.pad[i] = static_cast<int64_t>(pad[static_cast<size_t>(i)]);
+    op.pad_if_needed = I.truthy(p[4]);
+    op.fill = arg_float(I, p[5]);
+  } else if (name == "random_hflip") {
+    need(2);
+    op.kind = ImageOp::RandomHFlip;
+    op.prob = arg_float(I, p[1]);
+  } else if (name == "random_crop_decode_resize") {
+    need(7);
+    op.kind = ImageOp::RandomCropDecodeResize;
+    op.h = arg_index(I, p[1]);
+    op.w = arg_index(I, p[2]);
+    std::vector<double> scale = floats_of(I, p[3], "scale"), ratio = floats_of(I, p[4], "ratio");
+    if (scale.size() != 2 || ratio.size() != 2 || scale[0] > scale[1] || ratio[0] > ratio[1] || scale[0] < 0 ||
+        ratio[0] <= 0)
+      raise_value_error(I, "RandomCropDecodeResize: scale and ratio must be (min, max) ranges, ratio > 0");
+    op.scale_lo = scale[0], op.scale_hi = scale[1], op.ratio_lo = ratio[0], op.ratio_hi = ratio[1];
+    op.mode = mode(p[5]);
+    op.max_attempts = static_cast<int>(arg_index(I, p[6]));
+  } else if (name == "rescale") {
+    need(3);
+    op.kind = ImageOp::Rescale;
+    op.a = arg_float(I, p[1]);
+    op.b = arg_float(I, p[2]);
+  } else if (name == "normalize") {
+    need(3);
+    op.kind = ImageOp::Normalize;
+    op.mean = floats_of(I, p[1], "Normalize mean");
+    op.std = floats_of(I, p[2], "Normalize std");
+  } else if (name == "hwc2chw") {
+    need(1);
+    op.kind = ImageOp::HWC2CHW;
+  } else {
+    raise_value_error(I, fmt::format("map: unknown transform '{}'", name));
+  }
+  if ((op.kind == ImageOp::Resize && (op.h <= 0 || op.w < 0)) ||
+      ((op.kind == ImageOp::CenterCrop || op.kind == ImageOp::RandomCrop ||
+        op.kind == ImageOp::RandomCropDecodeResize) &&
+       (op.h <= 0 || op.w <= 0)))
+    raise_value_error(I, fmt::format("{}: size must be positive, got ({}, {})", name, op.h, op.w));
+  return op;
+}
+
+// The transform chain over a chunk, row i on worker i % workers.
+std::vector<Tensor> run_chunk(const std::vector<ImageOp>& ops, std::vector<Tensor> rows,
+                              const std::vector<uint64_t>& seeds, int workers) {
+  size_t n = rows.size();
+  std::vector<std::string> errors(n);
+  auto work = [&](size_t first, size_t step) {
+    for (size_t i = first; i < n; i += step) {
+      try {
+        rows[i] = dataset::apply_ops(ops, std::move(rows[i]), seeds[i]);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  size_t nw = std::min<size_t>(static_cast<size_t>(std::max(workers, 1)), n);
+  if (nw <= 1) {
+    work(0, 1);
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < nw; ++w) pool.emplace_back(work, w, nw);
+    for (auto& t : pool) t.join();
+  }
+  for (auto& e : errors)  // the first failing row in order, whatever finished first
+    if (!e.empty()) throw DatasetError(e);
+  return rows;
+}
+
+struct ChunkArgs {
+  std::vector<ImageOp> ops;
+  std::vector<Tensor> rows;
+  std::vector<uint64_t> seeds;
+  int workers = 1;
+};
+
+ChunkArgs chunk_args(Interp& I, Args& a, const char* fname) {
+  Value v[4];
+  bind_args(I, fname, a, {"ops", "images", "seeds", "num_workers"}, 4, v);
+  ChunkArgs c;
+  for (auto& s : items_of(I, v[0], fname)) c.ops.push_back(parse_op(I, s));
+  for (auto& t : items_of(I, v[1], fname)) c.rows.push_back(tensor_arg(I, t, fname));
+  for (auto& s : items_of(I, v[2], fname)) c.seeds.push_back(static_cast<uint64_t>(arg_index(I, s)));
+  if (c.seeds.size() != c.rows.size())
+    raise_value_error(I, fmt::format("{}: {} seeds for {} images", fname, c.seeds.size(), c.rows.size()));
+  int64_t w = arg_index(I, v[3]);
+  if (w < 1 || w > 256) raise_value_error(I, fmt::format("num_parallel_workers must be in 1..256, got {}", w));
+  c.workers = static_cast<int>(w);
+  return c;
+}
+
+Value wrap_all(DatasetState* s, std::vector<Tensor>&& rows) {
+  std::vector<Value> out;
+  out.reserve(rows.size());
+  for (auto& t : rows) out.push_back(wrap(s, std::move(t)));
+  return new_list(std::move(out));
+}
+
+// ------------------------------------------------------------- natives
+
+Value f_apply(Interp& I, Args& a, Object* data) {
+  ChunkArgs c = chunk_args(I, a, "apply");
+  return wrap_all(state(data), checked(I, [&] { return run_chunk(c.ops, std::move(c.rows), c.seeds, c.workers); }));
+}
+
+Value f_submit(Interp& I, Args& a, Object* data) {
+  ChunkArgs c = chunk_args(I, a, "submit");
+  Ref<JobObj> job(new JobObj(state(data)->job_cls));
+  job->tensor_cls = state(data)->tensor_cls;
+  job->done = std::async(std::launch::async, [c = std::move(c)]() mutable {
+    return run_chunk(c.ops, std::move(c.rows), c.seeds, c.workers);
+  });
+  return job.value();
+}
+
+Value job_result(Interp& I, Args& a, Object*) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || !dynamic_cast<JobObj*>(a.pos[0].obj()))
+    raise_type_error(I, "result() requires a Job");
+  auto* job = static_cast<JobObj*>(a.pos[0].obj());
+  if (job->taken) raise_value_error(I, "Job.result(): the result was already taken");
+  job->taken = true;
+  std::vector<Tensor> rows = checked(I, [&] { return job->done.get(); });
+  std::vector<Value> out;
+  for (auto& t : rows) out.push_back(wrap_tensor(job->tensor_cls, std::move(t)));
+  return new_list(std::move(out));
+}
+
+Value f_read_idx(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_positional(I, "read_idx", a, 1, 1, v);
+  std::string path = arg_str(I, v[0], "path")->s;
+  return wrap(state(data), checked(I, [&] { return dataset::read_idx(path); }));
+}
+
+Value f_read_cifar10(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_positional(I, "read_cifar10", a, 1, 1, v);
+  std::vector<std::string> files;
+  for (auto& f : items_of(I, v[0], "read_cifar10")) files.push_back(arg_str(I, f, "path")->s);
+  Tensor images, labels;
+  checked(I, [&] { dataset::read_cifar10(files, images, labels); });
+  return new_tuple({wrap(state(data), std::move(images)), wrap(state(data), std::move(labels))});
+}
+
+// read_file(path, gunzip=False): the file's bytes as a 1-D uint8 tensor.
+Value f_read_file(Interp& I, Args& a, Object* data) {
+  Value v[2];
+  bind_args(I, "read_file", a, {"path", "gunzip"}, 1, v);
+  std::string path = arg_str(I, v[0], "path")->s;
+  bool gunzip = given(v[1]) && I.truthy(v[1]);
+  return wrap(state(data), checked(I, [&] { return dataset::read_file_bytes(path, gunzip); }));
+}
+
+// _write_bytes(path, uint8_tensor, gzip=False): a test helper.
+Value f_write_bytes(Interp& I, Args& a, Object*) {
+  Value v[3];
+  bind_args(I, "_write_bytes", a, {"path", "data", "gzip"}, 2, v);
+  std::string path = arg_str(I, v[0], "path")->s;
+  const Tensor& t = tensor_arg(I, v[1], "_write_bytes");
+  bool gz = given(v[2]) && I.truthy(v[2]);
+  checked(I, [&] { dataset::write_file_bytes(path, t, gz); });
+  return Value();
+}
+
+Value f_list_image_folder(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "list_image_folder", a, 2, 2, v);
+  std::string root = arg_str(I, v[0], "dataset_dir")->s;
+  std::vector<std::string> exts;
+  for (auto& e : items_of(I, v[1], "extensions")) exts.push_back(arg_str(I, e, "extension")->s);
+  dataset::FolderListing l = checked(I, [&] { return dataset::list_image_folder(root, exts); });
+  std::vector<Value> files, labels, classes;
+  for (auto& f : l.files) files.push_back(str_value(f));
+  for (int32_t x : l.labels) labels.push_back(Value::integer(x));
+  for (auto& c : l.classes) classes.push_back(str_value(c));
+  return new_tuple({new_list(std::move(files)), new_list(std::move(labels)), new_list(std::move(classes))});
+}
+
+// rows(t, indices): copies of t[i] for each index (sources fetch chunks).
+Value f_rows(Interp& I, Args& a, Object* data) {
+  Value v[2];
+  bind_positional(I, "rows", a, 2, 2, v);
+  Tensor t = tensor_arg(I, v[0], "rows").contiguous();
+  if (t.ndim() < 1) raise_value_error(I, "rows: expected a tensor with at least one axis");
+  kernels::Dims row_shape;
+  for (int i = 1; i < t.ndim(); ++i) row_shape.push_back(t.dim(i));
+  size_t row_bytes = static_cast<size_t>(row_shape.product()) * t.itemsize();
+  std::vector<Value> out;
+  for (auto& x : items_of(I, v[1], "rows")) {
+    int64_t i = arg_index(I, x);
+    if (i < 0 || i >= t.dim(0))
+      raise_exc(I, "IndexError", fmt::format("rows: index {} out of range for {} rows", i, t.dim(0)));
+    Tensor r(t.dtype(), row_shape);
+    if (row_bytes)
+      std::memcpy(r.raw(), static_cast<const char*>(t.raw()) + static_cast<size_t>(i) * row_bytes, row_bytes);
+    out.push_back(wrap(state(data), std::move(r)));
+  }
+  return new_list(std::move(out));
+}
+
+Value f_stack(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_positional(I, "stack", a, 1, 1, v);
+  std::vector<Tensor> items;
+  for (auto& x : items_of(I, v[0], "stack")) items.push_back(tensor_arg(I, x, "batch"));
+  return wrap(state(data), checked(I, [&] { return dataset::stack(items); }));
+}
+
+Value f_write_png(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "_write_png", a, 2, 2, v);
+  std::string path = arg_str(I, v[0], "path")->s;
+  const Tensor& t = tensor_arg(I, v[1], "_write_png");
+  checked(I, [&] { dataset::write_png(path, t); });
+  return Value();
+}
+
+Value f_write_jpeg(Interp& I, Args& a, Object*) {
+  Value v[3];
+  bind_args(I, "_write_jpeg", a, {"path", "image", "quality"}, 2, v);
+  std::string path = arg_str(I, v[0], "path")->s;
+  const Tensor& t = tensor_arg(I, v[1], "_write_jpeg");
+  int64_t q = given(v[2]) ? arg_index(I, v[2]) : 95;
+  if (q < 1 || q > 100) raise_value_error(I, fmt::format("_write_jpeg: quality must be in 1..100, got {}", q));
+  checked(I, [&] { dataset::write_jpeg(path, t, static_cast<int>(q)); });
+  return Value();
+}
+
+}  // namespace
+
+void init_module_msl_dataset(Interp& I, Module& m) {
+  Ref<Module> core = I.import_module("msl._core", nullptr);
+  Value tensor_cls = core->get(I.intern("Tensor"));
+  if (!tensor_cls.is(Kind::Class)) raise_exc(I, "ImportError", "msl._dataset: msl._core has no Tensor class");
+  Ref<Class> state_cls = I.new_class("_DatasetState", I.cls_object.get(), "msl._dataset", true);
+  Ref<DatasetState> st(new DatasetState(state_cls));
+  st->tensor_cls = tensor_cls.as<Class>();
+  st->job_cls = I.new_class("Job", I.cls_object.get(), "msl._dataset", true);
+  I.def_method(st->job_cls.get(), "result", job_result);
+  m.set(I.intern("Job"), st->job_cls.value());
+
+  struct {
+    const char* name;
+    NativeFn fn;
+  } const fns[] = {
+      {"apply", f_apply},
+      {"submit", f_submit},
+      {"read_idx", f_read_idx},
+      {"read_cifar10", f_read_cifar10},
+      {"read_file", f_read_file},
+      {"list_image_folder", f_list_image_folder},
+      {"rows", f_rows},
+      {"stack", f_stack},
+      {"_write_png", f_write_png},
+      {"_write_jpeg", f_write_jpeg},
+      {"_write_bytes", f_write_bytes},
+  };
+  Ref<Object> data(st.get());
+  for (auto& f : fns) I.def_native(&m, f.name, f.fn, data);
+}
+
+}  // namespace msl
