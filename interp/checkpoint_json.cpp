@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "interp/checkpoint.h"
+#include "lang/utf8.h"
 
 namespace msl::checkpoint {
 
@@ -152,24 +153,6 @@ class JsonParser {
     return u;
   }
 
-  static void append_utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   std::string string_literal() {
     size_t start = pos_;
     ++pos_;  // "
@@ -210,7 +193,7 @@ class JsonParser {
           } else if (cp >= 0xDC00 && cp < 0xE000) {
             fail("unpaired surrogate in \\u escape");
           }
-          append_utf8(out, cp);
+          utf8::append(out, static_cast<char32_t>(cp));
           break;
         }
         default: fail(fmt::format("invalid escape '\\{}' in JSON string", e));
