@@ -21,6 +21,7 @@
 namespace msl {
 
 struct TensorClass;
+class HostValue;
 
 // A compiled callable: R(args..., weights...) or GF(args..., weights...[, sens]).
 struct Compiled {
@@ -93,6 +94,9 @@ class GraphCompiler {
   ir::ConstValue rule_for(const ir::PrimRef& p);
   exec::RtValue runtime_j(const exec::RtValue& fn);
   exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
+  // The graph of a gradient rule traced at these arguments' signature
+  // (cached; null when it cannot be traced: the MSL rule runs instead).
+  const ir::FuncGraph* traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args);
   // What a host function returns for arguments of these types, found by
   // tracing it (library code); nullopt when it cannot be traced.
   std::optional<jit::AbsValue> host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args);
@@ -114,6 +118,7 @@ class GraphCompiler {
   std::map<std::string, ir::ConstValue> rules_;           // per primitive + attrs
   std::map<std::string, ir::FuncGraph*> traced_j_;        // J of traced host calls, per signature
   std::map<std::string, std::optional<jit::AbsValue>> host_types_;  // host_type, per signature
+  std::map<std::string, const ir::FuncGraph*> traced_rules_;          // traced_rule, per signature
   Value bound_rule_;                                      // msl._bprop.registry.bound_rule
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/errors.h"
+#include "lang/ir/ir_module.h"
 
 namespace msl::exec {
 
@@ -51,16 +52,28 @@ class Executor {
   RtValue make_closure(Frame& f, const FuncGraph* g);
 
   ExecOptions opts_;
-  std::unordered_map<const FuncGraph*, GraphInfo> infos_;
   int depth_ = 0;
   uint64_t state_serial_ = 0;
 };
 
 const GraphInfo& Executor::info(const FuncGraph* g) {
-  auto it = infos_.find(g);
-  if (it != infos_.end()) return it->second;
-  GraphInfo gi{ir::topo_order(*g), ir::free_variables(*g)};
-  return infos_.emplace(g, std::move(gi)).first->second;
+  // Kept across runs (a training loop runs the same graphs every step, and
+  // free_variables walks the module's graph list): per thread, keyed by
+  // the module's serial (never reused, unlike addresses), the graph's id
+  // and its output node's id, so a graph rebuilt by a pass is recomputed.
+  struct Key {
+    uint64_t module;
+    uint32_t graph, output;
+    bool operator==(const Key& o) const { return module == o.module && graph == o.graph && output == o.output; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.module * 0x9E3779B97F4A7C15ull ^ (uint64_t{k.graph} << 32 | k.output)); }
+  };
+  thread_local std::unordered_map<Key, GraphInfo, KeyHash> cache;
+  Key key{g->module().serial(), g->id(), g->output() ? g->output()->id() : UINT32_MAX};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  return cache.emplace(key, GraphInfo{ir::topo_order(*g), ir::free_variables(*g)}).first->second;
 }
 
 RtValue Executor::make_closure(Frame& f, const FuncGraph* g) {

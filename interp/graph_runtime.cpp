@@ -31,6 +31,15 @@ bool holds_tensor(const exec::RtValue& v) {
   return false;
 }
 
+// A primitive's gradient rule bound to its attributes (rule_for). Calls of
+// it run a graph traced once per argument signature instead of the MSL
+// rule (the rule is a straight-line composite of primitives, so the trace
+// is exact): debug mode then pays no interpreter work per rule call.
+class RuleHost final : public HostValue {
+ public:
+  using HostValue::HostValue;
+};
+
 // J of a host object, `order` times (J(J(h)) when a gradient that calls a
 // library function is differentiated again): called with J-values (which
 // for tensors and numbers are the values themselves).
@@ -86,7 +95,7 @@ ir::ConstValue GraphCompiler::rule_for(const ir::PrimRef& p) {
   args.push_back(new_tuple(std::move(names)));
   args.push_back(new_tuple(std::move(values)));
   Value rule = I.call(bound_rule_, std::span<Value>(args));
-  ir::ConstValue c = std::make_shared<const HostValue>(rule, std::string("bprop_") + kernels::prim_name(p.prim));
+  ir::ConstValue c = std::make_shared<const RuleHost>(rule, std::string("bprop_") + kernels::prim_name(p.prim));
   rules_.emplace(key, c);
   return c;
 }
@@ -116,6 +125,14 @@ exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
 }
 
 exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::RtValue> args) {
+  if (auto rule = dynamic_cast<const RuleHost*>(h.get())) {
+    if (const ir::FuncGraph* g = traced_rule(*rule, args)) {
+      std::vector<exec::RtValue> tensors;
+      for (exec::RtValue& a : args)
+        if (a.is<kernels::Tensor>()) tensors.push_back(std::move(a));
+      return exec::call_value(exec::RtValue(exec::RtClosure{g, nullptr}), std::move(tensors), exec_options());
+    }
+  }
   if (auto hv = dynamic_cast<const HostValue*>(h.get())) {
     std::vector<Value> vals;
     for (const exec::RtValue& a : args) vals.push_back(from_rt(I, tensor_cls, a));
@@ -178,6 +195,32 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     }
   }
   return exec::call_value(exec::RtValue(exec::RtClosure{jg, nullptr}), std::move(args), exec_options());
+}
+
+const ir::FuncGraph* GraphCompiler::traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args) {
+  std::ostringstream key;
+  key << static_cast<const void*>(&rule) << "(";
+  std::vector<trace::TraceInput> inputs;
+  for (const exec::RtValue& a : args) {
+    if (auto t = a.get_if<kernels::Tensor>()) {
+      inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
+      key << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
+    } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>()) {
+      inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
+      key << exec::type_name(a) << ":" << exec::to_string(a) << ",";
+    } else {
+      return nullptr;  // tuples (concat's inputs), states: the MSL rule runs
+    }
+  }
+  auto [it, fresh] = traced_rules_.try_emplace(key.str(), nullptr);
+  if (fresh) {
+    try {
+      it->second = trace::trace_function(I, module, rule.value(), inputs, {}, rule.name());
+    } catch (const MslError&) {
+      it->second = nullptr;  // not traceable here: the MSL rule runs (same results)
+    }
+  }
+  return it->second;
 }
 
 std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args) {

@@ -3,10 +3,16 @@
 #include "lang/ir/ir_module.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <stdexcept>
 
 namespace msl::ir {
+
+IrModule::IrModule() {
+  static std::atomic<uint64_t> next{1};
+  serial_ = next++;
+}
 
 namespace {
 // Graph names appear as `@name` in printed IR; anything outside

@@ -21,7 +21,7 @@ namespace msl::ir {
 
 class IrModule {
  public:
-  IrModule() = default;
+  IrModule();
   IrModule(const IrModule&) = delete;
   IrModule& operator=(const IrModule&) = delete;
 
@@ -43,6 +43,10 @@ class IrModule {
   const std::vector<FuncGraph*>& graphs() const { return graph_list_; }
   FuncGraph* find_graph(std::string_view name) const;
   bool owns(const FuncGraph* g) const { return g && &g->module() == this; }
+  // Unique for the process (never reused), unlike the module's address: a
+  // key for caches that outlive modules.
+  uint64_t serial() const { return serial_; }
+
   // One past the largest node id: the size of an id-indexed side table.
   uint32_t num_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
 
@@ -50,6 +54,7 @@ class IrModule {
   Loc loc(std::string_view file, uint32_t line, uint32_t col = 0);
 
  private:
+  uint64_t serial_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<FuncGraph>> graphs_;
   std::vector<FuncGraph*> graph_list_;
