@@ -13,6 +13,7 @@
 
 #include "interp/graph_compiler.h"
 #include "interp/graph_executor.h"
+#include "interp/trace.h"
 #include "jit/specialize.h"
 #include "lang/ad/grad.h"
 #include "lang/ir/ir_module.h"
@@ -62,6 +63,7 @@ class GraphCompiler {
   ad::GradTransformer grad;
   TensorClass* tensor_cls = nullptr;
   Ref<Class> jit_cls, grad_cls;
+  Ref<Class> graph_fn_cls;  // graph closures returned to MSL code (graph_values.cpp)
 
   // Root graph of calling `fn` with nargs arguments (cached).
   const Compiled& compile(const Value& fn, size_t nargs);
@@ -94,6 +96,15 @@ class GraphCompiler {
   ir::ConstValue rule_for(const ir::PrimRef& p);
   exec::RtValue runtime_j(const exec::RtValue& fn);
   exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
+  // Trace inputs for calling host function `fn` with `args` (tensors by
+  // dtype and shape, constants by value), the cache key of that signature
+  // appended to `key`; returns args.size(), or the index of the first
+  // argument a trace cannot take.
+  size_t trace_signature(const HostValue& fn, const std::vector<exec::RtValue>& args,
+                         std::vector<trace::TraceInput>& inputs, std::string& key);
+  // A trace input for an argument of abstract type `a` (a tensor of known
+  // type or a constant scalar); false when a trace cannot take it.
+  bool trace_input(const jit::AbsValue& a, trace::TraceInput& out);
   // The graph of a gradient rule traced at these arguments' signature
   // (cached; null when it cannot be traced: the MSL rule runs instead).
   const ir::FuncGraph* traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args);

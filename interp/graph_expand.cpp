@@ -19,28 +19,6 @@
 
 namespace msl {
 
-namespace {
-
-// A traceable argument: a tensor of known type or a constant scalar.
-bool trace_input(Interp& I, TensorClass* tc, const jit::AbsValue& a, trace::TraceInput& out) {
-  if (auto t = a.get_if<jit::AbsTensor>()) {
-    out = trace::TraceInput::tensor(t->dtype, t->shape);
-    return true;
-  }
-  auto s = a.get_if<jit::AbsScalar>();
-  if (!s || !s->value) return false;
-  const ir::ConstValue& v = *s->value;
-  exec::RtValue rv;
-  if (auto b = std::get_if<bool>(&v)) rv = exec::RtValue(*b);
-  else if (auto i = std::get_if<int64_t>(&v)) rv = exec::RtValue(*i);
-  else if (auto d = std::get_if<double>(&v)) rv = exec::RtValue(*d);
-  else if (auto st = std::get_if<std::string>(&v)) rv = exec::RtValue(*st);
-  out = trace::TraceInput::value(from_rt(I, tc, rv));
-  return true;
-}
-
-}  // namespace
-
 // Replaces traceable host calls in `sp`'s graph nest; returns how many.
 size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
   jit::Subst subst;
@@ -55,7 +33,7 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
       for (size_t i = 0; i < n->num_args() && ok; ++i) {
         auto it = sp.types.find(n->arg(i)->id());
         trace::TraceInput in;
-        ok = it != sp.types.end() && trace_input(gc.I, gc.tensor_cls, it->second, in);
+        ok = it != sp.types.end() && gc.trace_input(it->second, in);
         if (ok && in.is_tensor) tensor_args.push_back(n->arg(i));
         inputs.push_back(std::move(in));
       }

@@ -156,26 +156,13 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     Value bp = I.call(maker, std::span<Value>(margs));
     return exec::make_tuple({to_rt(I, out), exec::RtValue(host_ref(I, bp))});
   }
-  // The signature: tensors by dtype and shape, other arguments by value.
-  std::ostringstream key;
-  key << jh->order() << ":" << static_cast<const void*>(hv) << "(";
   std::vector<trace::TraceInput> inputs;
-  for (const exec::RtValue& a : args) {
-    if (auto t = a.get_if<kernels::Tensor>()) {
-      inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
-      key << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
-    } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>() || a.is<std::string>() ||
-               a.is<ir::HostRef>() || (a.is<exec::RtTuple>() && !holds_tensor(a))) {
-      inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
-      key << exec::type_name(a) << ":" << exec::to_string(a) << ",";
-    } else {
-      throw exec::ExecError("cannot differentiate " + hv->name() + " called with a " + exec::type_name(a) +
-                                " argument (tensors and constants only)",
-                            "");
-    }
-  }
-  key << ")";
-  ir::FuncGraph*& jg = traced_j_[key.str()];
+  std::string key = std::to_string(jh->order()) + ":";
+  if (size_t bad = trace_signature(*hv, args, inputs, key); bad < args.size())
+    throw exec::ExecError("cannot differentiate " + hv->name() + " called with a " + exec::type_name(args[bad]) +
+                              " argument (tensors and constants only)",
+                          "");
+  ir::FuncGraph*& jg = traced_j_[key];
   if (!jg) {
     ir::FuncGraph* t = trace::trace_function(I, module, hv->value(), inputs, {}, hv->name());
     // All arguments as parameters: the traced graph's are the tensors only.
@@ -197,22 +184,50 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
   return exec::call_value(exec::RtValue(exec::RtClosure{jg, nullptr}), std::move(args), exec_options());
 }
 
-const ir::FuncGraph* GraphCompiler::traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args) {
-  std::ostringstream key;
-  key << static_cast<const void*>(&rule) << "(";
-  std::vector<trace::TraceInput> inputs;
-  for (const exec::RtValue& a : args) {
+size_t GraphCompiler::trace_signature(const HostValue& fn, const std::vector<exec::RtValue>& args,
+                                      std::vector<trace::TraceInput>& inputs, std::string& key) {
+  std::ostringstream os;
+  os << static_cast<const void*>(&fn) << "(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const exec::RtValue& a = args[i];
     if (auto t = a.get_if<kernels::Tensor>()) {
       inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
-      key << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
-    } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>()) {
+      os << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
+    } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>() || a.is<std::string>() ||
+               a.is<ir::HostRef>() || (a.is<exec::RtTuple>() && !holds_tensor(a))) {
       inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
-      key << exec::type_name(a) << ":" << exec::to_string(a) << ",";
+      os << exec::type_name(a) << ":" << exec::to_string(a) << ",";
     } else {
-      return nullptr;  // tuples (concat's inputs), states: the MSL rule runs
+      return i;
     }
   }
-  auto [it, fresh] = traced_rules_.try_emplace(key.str(), nullptr);
+  key += os.str() + ")";
+  return args.size();
+}
+
+bool GraphCompiler::trace_input(const jit::AbsValue& a, trace::TraceInput& out) {
+  if (auto t = a.get_if<jit::AbsTensor>()) {
+    out = trace::TraceInput::tensor(t->dtype, t->shape);
+    return true;
+  }
+  auto s = a.get_if<jit::AbsScalar>();
+  if (!s || !s->value) return false;
+  const ir::ConstValue& v = *s->value;
+  exec::RtValue rv;
+  if (auto b = std::get_if<bool>(&v)) rv = exec::RtValue(*b);
+  else if (auto i = std::get_if<int64_t>(&v)) rv = exec::RtValue(*i);
+  else if (auto d = std::get_if<double>(&v)) rv = exec::RtValue(*d);
+  else if (auto st = std::get_if<std::string>(&v)) rv = exec::RtValue(*st);
+  out = trace::TraceInput::value(from_rt(I, tensor_cls, rv));
+  return true;
+}
+
+const ir::FuncGraph* GraphCompiler::traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args) {
+  std::vector<trace::TraceInput> inputs;
+  std::string key;
+  // Tuples of tensors (concat's inputs) and states: the MSL rule runs.
+  if (trace_signature(rule, args, inputs, key) < args.size()) return nullptr;
+  auto [it, fresh] = traced_rules_.try_emplace(key, nullptr);
   if (fresh) {
     try {
       it->second = trace::trace_function(I, module, rule.value(), inputs, {}, rule.name());
@@ -232,21 +247,10 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   std::vector<jit::AbsValue> tensor_args;
   for (const jit::AbsValue& a : args) {
     key << jit::identity_key(a) << ";";
-    if (auto t = a.get_if<jit::AbsTensor>()) {
-      inputs.push_back(trace::TraceInput::tensor(t->dtype, t->shape));
-      tensor_args.push_back(a);
-    } else if (auto sc = a.get_if<jit::AbsScalar>(); sc && sc->value) {
-      inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, [&] {
-        const ir::ConstValue& v = *sc->value;
-        if (auto b = std::get_if<bool>(&v)) return exec::RtValue(*b);
-        if (auto i = std::get_if<int64_t>(&v)) return exec::RtValue(*i);
-        if (auto d = std::get_if<double>(&v)) return exec::RtValue(*d);
-        if (auto st = std::get_if<std::string>(&v)) return exec::RtValue(*st);
-        return exec::RtValue();
-      }())));
-    } else {
-      return std::nullopt;  // a number of unknown value, a function...: not traceable
-    }
+    trace::TraceInput in;
+    if (!trace_input(a, in)) return std::nullopt;  // a number of unknown value, a function...: not traceable
+    if (in.is_tensor) tensor_args.push_back(a);
+    inputs.push_back(std::move(in));
   }
   auto it = host_types_.find(key.str());
   if (it != host_types_.end()) return it->second;
@@ -264,7 +268,9 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
 }
 
 exec::ExecOptions GraphCompiler::exec_options() {
-  exec::ExecOptions o = host_exec_options(I, tensor_cls);
+  exec::ExecOptions o;
+  o.print = [this](const std::string& line) { I.write_out(line + "\n"); };
+  o.format = [this](const exec::RtValue& v) { return I.to_str(from_rt(I, tensor_cls, v)); };
   o.call_host = [this](const ir::HostRef& h, std::vector<exec::RtValue> args) { return call_host(h, std::move(args)); };
   o.runtime_j = [this](const exec::RtValue& fn) { return runtime_j(fn); };
   return o;

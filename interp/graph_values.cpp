@@ -1,6 +1,8 @@
 // Conversions between MSL values and graph-executor values (graph_values.h).
 #include "interp/graph_values.h"
 
+#include "interp/graph_compiler_impl.h"
+
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
 
@@ -20,12 +22,10 @@ struct GraphFunctionObj final : NativeData {
 Value graph_function_call(Interp& I, Args& a, Object* data);
 
 Class* graph_function_class(Interp& I) {
-  static thread_local Interp* owner = nullptr;
-  static thread_local Ref<Class> cls;
-  if (owner != &I || !cls) {
+  Ref<Class>& cls = compiler_of(I).graph_fn_cls;
+  if (!cls) {
     cls = I.new_class("GraphFunction", I.cls_object.get(), "msl._graph", true);
     I.def_method(cls.get(), "__call__", graph_function_call);
-    owner = &I;
   }
   return cls.get();
 }
@@ -38,7 +38,7 @@ Value graph_function_call(Interp& I, Args& a, Object*) {
   for (size_t i = 1; i < a.pos.size(); ++i) args.push_back(to_rt(I, a.pos[i]));
   exec::RtValue r;
   try {
-    r = exec::call_value(self->fn, std::move(args), host_exec_options(I, self->tensor_cls));
+    r = exec::call_value(self->fn, std::move(args), compiler_of(I).exec_options());
   } catch (...) {
     raise_exec_error(I);
   }
@@ -108,21 +108,6 @@ void raise_exec_error(Interp& I) {
   } catch (...) {
     raise_current_kernel_error(I);
   }
-}
-
-exec::ExecOptions host_exec_options(Interp& I, Class* tensor_cls) {
-  exec::ExecOptions o;
-  o.print = [&I](const std::string& line) { I.write_out(line + "\n"); };
-  o.format = [&I, tensor_cls](const exec::RtValue& v) { return I.to_str(from_rt(I, tensor_cls, v)); };
-  o.call_host = [&I, tensor_cls](const ir::HostRef& h, std::vector<exec::RtValue> args) -> exec::RtValue {
-    auto hv = dynamic_cast<const HostValue*>(h.get());
-    if (!hv) throw exec::ExecError("cannot call " + h->name() + " from a graph", "");
-    std::vector<Value> vals;
-    for (const exec::RtValue& a : args) vals.push_back(from_rt(I, tensor_cls, a));
-    Value r = I.call(hv->value(), std::span<Value>(vals));
-    return to_rt(I, r);
-  };
-  return o;
 }
 
 }  // namespace msl

@@ -60,10 +60,6 @@ Value from_rt(Interp& I, Class* tensor_cls, const exec::RtValue& v);
 bool is_graph_function(const Value& v);
 const exec::RtValue& graph_function_value(const Value& v);
 
-// Executor options that call host objects through `I` and report graph
-// errors as MSL exceptions: see ad_runtime.h for the J hook.
-exec::ExecOptions host_exec_options(Interp& I, Class* tensor_cls);
-
 // Raises the MSL exception for an ExecError (RuntimeError with the node's
 // file:line) or passes an MslError through. Call only inside a catch block.
 [[noreturn]] void raise_exec_error(Interp& I);
