@@ -620,12 +620,15 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   }
 }
 
-exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) {
+std::vector<exec::RtValue> GraphCompiler::executor_args(const Compiled& c, std::span<Value> args) {
   std::vector<exec::RtValue> rt;
-  for (const Value& a : args) rt.push_back(to_rt(I, a));
+  for (size_t i = 0; i < c.nargs; ++i) rt.push_back(to_rt(I, args[i]));
   for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
-  return run(c, std::move(rt));
+  if (c.sens_param) rt.push_back(to_rt(I, args.back()));
+  return rt;
 }
+
+exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) { return run(c, executor_args(c, args)); }
 
 GraphCompiler& compiler_of(Interp& I) {
   auto& st = I.graph_state();
@@ -648,12 +651,7 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
   if (gf->spec.sens_param && args.empty())
     I.raise(I.exception_class("TypeError").get(), "sens_param=True: pass the output's sensitivity as the last argument");
   const Compiled& c = gc.compile_grad(gf, nargs);
-  std::vector<Value> all(args.begin(), args.begin() + static_cast<long>(nargs));
-  std::vector<exec::RtValue> rt;
-  for (const Value& a : all) rt.push_back(to_rt(I, a));
-  for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
-  if (gf->spec.sens_param) rt.push_back(to_rt(I, args.back()));
-  Value v = from_rt(I, gc.tensor_cls, gc.run(c, std::move(rt)));
+  Value v = from_rt(I, gc.tensor_cls, gc.run(c, args));
   if (!gf->spec.has_aux && !gf->spec.return_value) return v;
   std::vector<Value> pair = I.to_vector(v);
   Value out = pair[0], grads = pair[1];

@@ -87,8 +87,11 @@ class GraphCompiler {
 
   // Executor options with every hook (host calls, runtime J).
   exec::ExecOptions exec_options();
-  // Runs a compiled graph on MSL arguments (weights appended), or on all
-  // its executor arguments, specialized for their signature.
+  // The executor arguments of calling `c` with the caller's MSL arguments
+  // (the sensitivity last when c.sens_param): arguments, weights, sens.
+  std::vector<exec::RtValue> executor_args(const Compiled& c, std::span<Value> args);
+  // Runs a compiled graph on the caller's MSL arguments, or on all its
+  // executor arguments, specialized for their signature.
   exec::RtValue run(const Compiled& c, std::span<Value> args);
   exec::RtValue run(const Compiled& c, std::vector<exec::RtValue> args);
 

@@ -64,10 +64,9 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   auto* gf = static_cast<GradFunctionObj*>(grad_fn.obj());
   size_t nargs = args.size() - (gf->spec.sens_param ? 1 : 0);
   const Compiled& c = gc.compile_grad(gf, nargs);
+  std::vector<exec::RtValue> rt = gc.executor_args(c, args);
   std::vector<jit::AbsValue> sig;
-  for (size_t i = 0; i < nargs; ++i) sig.push_back(abstract_of(to_rt(I, args[i])));
-  for (const Value& w : c.weights) sig.push_back(abstract_of(exec::RtValue(tensor_of(w))));
-  if (gf->spec.sens_param) sig.push_back(abstract_of(to_rt(I, args.back())));
+  for (const exec::RtValue& a : rt) sig.push_back(abstract_of(a));
   jit::SpecializeOptions so;
   so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
   auto specialize = [&](ir::FuncGraph& g) {
@@ -86,10 +85,6 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   if (jit::run_typed_simplify(gc.module, sp)) gc.optimize(*sp.graph);
   // Run it too, so callers can check the expanded graph against the one
   // debug mode runs.
-  std::vector<exec::RtValue> rt;
-  for (size_t i = 0; i < nargs; ++i) rt.push_back(to_rt(I, args[i]));
-  for (const Value& w : c.weights) rt.push_back(exec::RtValue(tensor_of(w)));
-  if (gf->spec.sens_param) rt.push_back(to_rt(I, args.back()));
   exec::RtValue result;
   try {
     result = exec::run_graph(*sp.graph, std::move(rt), gc.exec_options());
