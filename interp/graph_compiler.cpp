@@ -636,8 +636,6 @@ GraphCompiler& compiler_of(Interp& I) {
   return *static_cast<GraphCompiler*>(st.get());
 }
 
-GraphCompiler& graph_compiler(Interp& I) { return compiler_of(I); }
-
 Value graph_call(Interp& I, const Value& fn, std::span<Value> args) {
   GraphCompiler& gc = compiler_of(I);
   const Compiled& c = gc.compile(fn, args.size());

@@ -34,11 +34,6 @@
 
 namespace msl {
 
-class GraphCompiler;
-
-// The interpreter's graph compiler (created on first use).
-GraphCompiler& graph_compiler(Interp& I);
-
 // What a gradient function computes (MindSpore's GradOperation and the 2.x
 // functional API, normalized).
 struct GradSpec {
