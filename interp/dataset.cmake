@@ -11,6 +11,8 @@ if(TARGET msl_interp)
     ${CMAKE_CURRENT_LIST_DIR}/dataset_readers.cpp
     ${CMAKE_CURRENT_LIST_DIR}/dataset_codec.cpp
     ${CMAKE_CURRENT_LIST_DIR}/dataset_transforms.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/dataset_pool.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/dataset_batch.cpp
     ${CMAKE_CURRENT_LIST_DIR}/module_msl_dataset.cpp)
   target_link_libraries(msl_interp PRIVATE ZLIB::ZLIB JPEG::JPEG PNG::PNG)
 endif()

@@ -86,6 +86,9 @@ Tensor rescale(const Tensor& img, double scale, double shift);
 // float32 (x - mean[c]) / std[c] per channel.
 Tensor normalize(const Tensor& img, const std::vector<double>& mean, const std::vector<double>& std);
 Tensor hwc_to_chw(const Tensor& img);
+// Any tensor (a 0-d label too) converted to dtype `to` with the rules of
+// Tensor.astype (kernels' cast: integers saturate, NaN becomes 0).
+Tensor type_cast(const Tensor& t, kernels::DType to);
 
 // One transform of a map() chain with its parameters, as parsed from the
 // MSL description (module_msl_dataset.cpp).
@@ -99,7 +102,8 @@ struct ImageOp {
     RandomCropDecodeResize,
     Rescale,
     Normalize,
-    HWC2CHW
+    HWC2CHW,
+    TypeCast
   };
   Kind kind;
   int64_t h = 0, w = 0;  // output size; h > 0, w == 0: shorter side (Resize)
@@ -110,14 +114,22 @@ struct ImageOp {
   double prob = 0.5;  // RandomHFlip
   double scale_lo = 0.08, scale_hi = 1.0, ratio_lo = 0.75, ratio_hi = 4.0 / 3.0;
   int max_attempts = 10;
-  double a = 1, b = 0;            // Rescale
-  std::vector<double> mean, std;  // Normalize
+  double a = 1, b = 0;                             // Rescale
+  std::vector<double> mean, std;                   // Normalize
+  kernels::DType dtype = kernels::DType::Float32;  // TypeCast
+
+  // Whether the op draws from the per-row generator: a map of only
+  // deterministic ops needs no seeds.
+  bool is_random() const { return kind == RandomCrop || kind == RandomHFlip || kind == RandomCropDecodeResize; }
 };
 
 // Applies `ops` in order; random ops draw from a generator seeded by `seed`.
+// The vision ops need an image; TypeCast takes any tensor.
 Tensor apply_ops(const std::vector<ImageOp>& ops, Tensor img, uint64_t seed);
 
 // Stacks equally shaped tensors along a new first axis (batching).
 Tensor stack(const std::vector<Tensor>& items);
+// The error stack() raises for rows of different shapes or dtypes, if any.
+void check_stackable(const std::vector<kernels::TensorSpec>& rows);
 
 }  // namespace msl::dataset

@@ -1,5 +1,5 @@
-// Vision transforms of msl.dataset on HWC images (uint8 or float32), and
-// batching.
+// Vision transforms of msl.dataset on HWC images (uint8 or float32),
+// TypeCast (any tensor), and batching.
 //
 // The geometric transforms are written once over a pixel type T and keep
 // the input dtype (a uint8 image stays uint8, rounded and saturated, as
@@ -16,6 +16,7 @@
 #include <random>
 
 #include "interp/dataset_core.h"
+#include "kernels/strided_iter.h"
 
 namespace msl::dataset {
 
@@ -101,12 +102,39 @@ void crop_impl(const Tensor& src, Tensor& dst, const Geometry& g, int64_t top, i
   T* out = dst.data<T>();
   int64_t oh = dst.dim(0), ow = dst.dim(1), c = g.c;
   T f = store<T>(fill);
-  for (int64_t y = 0; y < oh; ++y)
-    for (int64_t x = 0; x < ow; ++x) {
-      int64_t iy = top + y, ix = left + x;
-      bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-      for (int64_t k = 0; k < c; ++k) out[(y * ow + x) * c + k] = inside ? in[(iy * g.w + ix) * c + k] : f;
+  // Per output row: fill, the span of columns inside the image, fill
+  // (random crops run per row of every batch, so no per-pixel test).
+  int64_t x0 = std::clamp<int64_t>(-left, 0, ow), x1 = std::clamp<int64_t>(g.w - left, x0, ow);
+  for (int64_t y = 0; y < oh; ++y) {
+    T* row = out + y * ow * c;
+    int64_t iy = top + y;
+    if (iy < 0 || iy >= g.h) {
+      std::fill(row, row + ow * c, f);
+      continue;
     }
+    std::fill(row, row + x0 * c, f);
+    std::copy(in + (iy * g.w + left + x0) * c, in + (iy * g.w + left + x1) * c, row + x0 * c);
+    std::fill(row + x1 * c, row + ow * c, f);
+  }
+}
+
+template <class T>
+void hflip_impl(const Tensor& src, Tensor& dst, const Geometry& g) {
+  const T* in = src.data<T>();
+  T* out = dst.data<T>();
+  for (int64_t y = 0; y < g.h; ++y)
+    for (int64_t x = 0; x < g.w; ++x)
+      for (int64_t k = 0; k < g.c; ++k) out[(y * g.w + x) * g.c + k] = in[(y * g.w + (g.w - 1 - x)) * g.c + k];
+}
+
+// x * scale + shift to float32, in double as to_float computes it. The
+// per-pixel loop of most pipelines, so it is vectorized (-O3) and cloned
+// for AVX2; no clone may use FMA, whose single rounding of x * scale +
+// shift would change results between machines.
+template <class T>
+__attribute__((target_clones("avx2", "default"), optimize("O3"))) void rescale_loop(const T* in, float* out, int64_t n,
+                                                                                    double scale, double shift) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<double>(in[i]) * scale + shift);
 }
 
 template <class F>
@@ -176,17 +204,22 @@ Tensor hflip(const Tensor& img) {
   Geometry g = geometry(img, "HorizontalFlip");
   Tensor src = img.contiguous();
   Tensor out = like(g, img.dtype(), g.h, g.w);
-  size_t px = img.itemsize() * static_cast<size_t>(g.c);
-  const auto* in = static_cast<const char*>(src.raw());
-  auto* o = static_cast<char*>(out.raw());
-  for (int64_t y = 0; y < g.h; ++y)
-    for (int64_t x = 0; x < g.w; ++x) std::memcpy(o + (y * g.w + x) * px, in + (y * g.w + (g.w - 1 - x)) * px, px);
+  if (img.dtype() == DType::UInt8)
+    hflip_impl<uint8_t>(src, out, g);
+  else
+    hflip_impl<float>(src, out, g);
   return out;
 }
 
 Tensor rescale(const Tensor& img, double scale, double shift) {
   Geometry g = geometry(img, "Rescale");
-  return to_float(img, g, [&](double v, int64_t) { return v * scale + shift; });
+  Tensor src = img.contiguous();
+  Tensor out = like(g, DType::Float32, g.h, g.w);
+  if (img.dtype() == DType::UInt8)
+    rescale_loop(src.data<uint8_t>(), out.data<float>(), img.numel(), scale, shift);
+  else
+    rescale_loop(src.data<float>(), out.data<float>(), img.numel(), scale, shift);
+  return out;
 }
 
 Tensor normalize(const Tensor& img, const std::vector<double>& mean, const std::vector<double>& std) {
@@ -208,6 +241,10 @@ Tensor hwc_to_chw(const Tensor& img) {
   Geometry g = geometry(img, "HWC2CHW");
   Tensor src = img.contiguous();
   Tensor out(img.dtype(), {g.c, g.h, g.w});
+  if (g.c == 1) {  // one channel: HWC and CHW are the same bytes
+    if (out.nbytes()) std::memcpy(out.raw(), src.raw(), out.nbytes());
+    return out;
+  }
   size_t es = img.itemsize();
   const auto* in = static_cast<const char*>(src.raw());
   auto* o = static_cast<char*>(out.raw());
@@ -216,9 +253,31 @@ Tensor hwc_to_chw(const Tensor& img) {
   return out;
 }
 
+Tensor type_cast(const Tensor& t, DType to) {
+  Tensor out(to, t.shape());
+  kernels::strided_iter::copy_convert(t, out);
+  return out;
+}
+
 namespace {
 
-Tensor random_crop(const ImageOp& op, const Tensor& img, std::mt19937_64& gen) {
+// The generator of one row's random ops: SplitMix64, whose whole state is
+// the seed. A Mersenne Twister spent more time filling its 312-word state
+// per row than a small image's crop and flip took.
+struct RowRng {
+  using result_type = uint64_t;
+  static constexpr uint64_t min() { return 0; }
+  static constexpr uint64_t max() { return ~uint64_t{0}; }
+  uint64_t state;
+  uint64_t operator()() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+
+Tensor random_crop(const ImageOp& op, const Tensor& img, RowRng& gen) {
   Geometry g = geometry(img, "RandomCrop");
   // Padding enlarges the canvas; positions then index the padded image.
   int64_t ph = g.h + op.pad[1] + op.pad[3], pw = g.w + op.pad[0] + op.pad[2];
@@ -238,7 +297,7 @@ Tensor random_crop(const ImageOp& op, const Tensor& img, std::mt19937_64& gen) {
 }
 
 // RandomResizedCrop's box search (Inception-style), then the resize.
-Tensor random_resized_crop(const ImageOp& op, const Tensor& img, std::mt19937_64& gen) {
+Tensor random_resized_crop(const ImageOp& op, const Tensor& img, RowRng& gen) {
   Geometry g = geometry(img, "RandomCropDecodeResize");
   double area = static_cast<double>(g.h * g.w);
   std::uniform_real_distribution<double> scale(op.scale_lo, op.scale_hi);
@@ -267,7 +326,7 @@ Tensor random_resized_crop(const ImageOp& op, const Tensor& img, std::mt19937_64
 }  // namespace
 
 Tensor apply_ops(const std::vector<ImageOp>& ops, Tensor img, uint64_t seed) {
-  std::mt19937_64 gen(seed);
+  RowRng rng{seed};
   for (const ImageOp& op : ops) {
     switch (op.kind) {
       case ImageOp::Decode: img = decode_image(img); break;
@@ -281,32 +340,49 @@ Tensor apply_ops(const std::vector<ImageOp>& ops, Tensor img, uint64_t seed) {
         break;
       }
       case ImageOp::CenterCrop: img = center_crop(img, op.h, op.w); break;
-      case ImageOp::RandomCrop: img = random_crop(op, img, gen); break;
+      case ImageOp::RandomCrop: img = random_crop(op, img, rng); break;
       case ImageOp::RandomHFlip:
-        if (std::uniform_real_distribution<double>(0, 1)(gen) < op.prob) img = hflip(img);
+        if (std::uniform_real_distribution<double>(0, 1)(rng) < op.prob) img = hflip(img);
         break;
-      case ImageOp::RandomCropDecodeResize: img = random_resized_crop(op, decode_image(img), gen); break;
+      case ImageOp::RandomCropDecodeResize: img = random_resized_crop(op, decode_image(img), rng); break;
       case ImageOp::Rescale: img = rescale(img, op.a, op.b); break;
       case ImageOp::Normalize: img = normalize(img, op.mean, op.std); break;
-      case ImageOp::HWC2CHW: img = hwc_to_chw(img); break;
+      case ImageOp::HWC2CHW:
+        // One channel: HWC and CHW are the same bytes, so an image no one
+        // else holds (the result of an earlier op) is relabelled, not copied.
+        if (img.ndim() == 3 && img.dim(2) == 1 && (img.dtype() == DType::UInt8 || img.dtype() == DType::Float32) &&
+            img.is_contiguous() && img.storage()->refcount.load() == 1)
+          img = Tensor::view(img, {1, img.dim(0), img.dim(1)}, {img.dim(0) * img.dim(1), img.dim(1), 1}, img.offset());
+        else
+          img = hwc_to_chw(img);
+        break;
+      case ImageOp::TypeCast: img = type_cast(img, op.dtype); break;
     }
   }
   return img;
 }
 
+void check_stackable(const std::vector<kernels::TensorSpec>& rows) {
+  if (rows.empty()) throw DatasetError("batch: no rows to stack");
+  const kernels::TensorSpec& first = rows[0];
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].shape != first.shape || rows[i].dtype != first.dtype)
+      throw DatasetError(
+          fmt::format("batch: row {} has shape {} {} but row 0 has {} {}; resize or pad the column "
+                      "to one shape before batching",
+                      i, rows[i].shape.str(), kernels::dtype_name(rows[i].dtype), first.shape.str(),
+                      kernels::dtype_name(first.dtype)));
+}
+
 Tensor stack(const std::vector<Tensor>& items) {
-  if (items.empty()) throw DatasetError("batch: no rows to stack");
+  std::vector<kernels::TensorSpec> specs;
+  specs.reserve(items.size());
+  for (const Tensor& t : items) specs.push_back(t.spec());
+  check_stackable(specs);
   const Tensor& first = items[0];
   kernels::Dims shape;
   shape.push_back(static_cast<int64_t>(items.size()));
   for (int i = 0; i < first.ndim(); ++i) shape.push_back(first.dim(i));
-  for (size_t i = 1; i < items.size(); ++i)
-    if (items[i].shape() != first.shape() || items[i].dtype() != first.dtype())
-      throw DatasetError(
-          fmt::format("batch: row {} has shape {} {} but row 0 has {} {}; resize or pad the column "
-                      "to one shape before batching",
-                      i, items[i].shape().str(), kernels::dtype_name(items[i].dtype()), first.shape().str(),
-                      kernels::dtype_name(first.dtype())));
   Tensor out(first.dtype(), shape);
   size_t bytes = first.nbytes();
   auto* o = static_cast<char*>(out.raw());

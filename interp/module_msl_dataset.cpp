@@ -11,15 +11,20 @@
 //    (the prefetch queue is the list of pending Jobs on the MSL side).
 // Row i of a chunk is handled by worker i % workers with seed seeds[i];
 // results are placed by index, so the output never depends on scheduling.
+// Batches of an array source through native maps take a shorter road:
+// `batch_stream` (below) gathers, maps and stacks a whole batch in one job
+// on the shared worker pool (dataset_pool.h).
 // Workers see only kernels::Tensor values (thread-safe reference counts),
 // never MSL objects; wrapping happens on the interpreter thread.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <deque>
 #include <future>
-#include <thread>
 
 #include "interp/builtins.h"
 #include "interp/dataset_core.h"
+#include "interp/dataset_pool.h"
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
 
@@ -36,6 +41,7 @@ struct DatasetState final : NativeData {
   explicit DatasetState(Ref<Class> c) : NativeData(std::move(c)) {}
   Class* tensor_cls = nullptr;
   Ref<Class> job_cls;
+  Ref<Class> batch_stream_cls;
 };
 
 struct JobObj final : NativeData {
@@ -147,6 +153,10 @@ ImageOp parse_op(Interp& I, const Value& spec) {
   } else if (name == "hwc2chw") {
     need(1);
     op.kind = ImageOp::HWC2CHW;
+  } else if (name == "type_cast") {
+    need(2);
+    op.kind = ImageOp::TypeCast;
+    op.dtype = dtype_arg(I, p[1], "TypeCast");
   } else {
     raise_value_error(I, fmt::format("map: unknown transform '{}'", name));
   }
@@ -156,33 +166,6 @@ ImageOp parse_op(Interp& I, const Value& spec) {
        (op.h <= 0 || op.w <= 0)))
     raise_value_error(I, fmt::format("{}: size must be positive, got ({}, {})", name, op.h, op.w));
   return op;
-}
-
-// The transform chain over a chunk, row i on worker i % workers.
-std::vector<Tensor> run_chunk(const std::vector<ImageOp>& ops, std::vector<Tensor> rows,
-                              const std::vector<uint64_t>& seeds, int workers) {
-  size_t n = rows.size();
-  std::vector<std::string> errors(n);
-  auto work = [&](size_t first, size_t step) {
-    for (size_t i = first; i < n; i += step) {
-      try {
-        rows[i] = dataset::apply_ops(ops, std::move(rows[i]), seeds[i]);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-      }
-    }
-  };
-  size_t nw = std::min<size_t>(static_cast<size_t>(std::max(workers, 1)), n);
-  if (nw <= 1) {
-    work(0, 1);
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t w = 0; w < nw; ++w) pool.emplace_back(work, w, nw);
-    for (auto& t : pool) t.join();
-  }
-  for (auto& e : errors)  // the first failing row in order, whatever finished first
-    if (!e.empty()) throw DatasetError(e);
-  return rows;
 }
 
 struct ChunkArgs {
@@ -218,16 +201,15 @@ Value wrap_all(DatasetState* s, std::vector<Tensor>&& rows) {
 
 Value f_apply(Interp& I, Args& a, Object* data) {
   ChunkArgs c = chunk_args(I, a, "apply");
-  return wrap_all(state(data), checked(I, [&] { return run_chunk(c.ops, std::move(c.rows), c.seeds, c.workers); }));
+  return wrap_all(state(data),
+                  checked(I, [&] { return dataset::run_chunk(c.ops, std::move(c.rows), c.seeds, c.workers); }));
 }
 
 Value f_submit(Interp& I, Args& a, Object* data) {
   ChunkArgs c = chunk_args(I, a, "submit");
   Ref<JobObj> job(new JobObj(state(data)->job_cls));
   job->tensor_cls = state(data)->tensor_cls;
-  job->done = std::async(std::launch::async, [c = std::move(c)]() mutable {
-    return run_chunk(c.ops, std::move(c.rows), c.seeds, c.workers);
-  });
+  job->done = dataset::submit_chunk(std::move(c.ops), std::move(c.rows), std::move(c.seeds), c.workers);
   return job.value();
 }
 
@@ -241,6 +223,153 @@ Value job_result(Interp& I, Args& a, Object*) {
   std::vector<Value> out;
   for (auto& t : rows) out.push_back(wrap_tensor(job->tensor_cls, std::move(t)));
   return new_list(std::move(out));
+}
+
+// ------------------------------------------------------------- fused batches
+//
+// batch_stream(columns, stages, order, batch_size, drop_remainder, workers,
+// prefetch): the batches of an array source whose rows are `order`, through
+// map() stages [(column, ops), ...] in pipeline order. The MSL side draws
+// the seeds of random stages (random_stages() lists them) and submits
+// batches itself; with no random stage take() keeps `prefetch` batches in
+// flight on its own, so a batch costs the interpreter one call.
+
+struct BatchStreamObj final : NativeData {
+  explicit BatchStreamObj(Ref<Class> c) : NativeData(std::move(c)) {}
+  std::shared_ptr<const dataset::BatchPlan> plan;
+  std::vector<int64_t> random_stage_index;  // stage position of each seed slot
+  std::vector<int64_t> order;
+  size_t pos = 0;
+  size_t batch = 1;
+  bool drop_remainder = false;
+  size_t prefetch = 1;
+  std::deque<std::future<std::vector<Tensor>>> pending;
+  Class* tensor_cls = nullptr;
+
+  size_t next_rows() const {
+    size_t left = order.size() - pos;
+    if (left >= batch) return batch;
+    return drop_remainder ? 0 : left;
+  }
+  void submit(std::vector<std::vector<uint64_t>> seeds) {
+    size_t n = next_rows();
+    std::vector<int64_t> rows(order.begin() + static_cast<std::ptrdiff_t>(pos),
+                              order.begin() + static_cast<std::ptrdiff_t>(pos + n));
+    pending.push_back(dataset::submit_batch(plan, std::move(rows), std::move(seeds)));
+    pos += n;
+  }
+  void fill() {
+    while (plan->random_stages == 0 && pending.size() < prefetch && next_rows() > 0) submit({});
+  }
+};
+
+BatchStreamObj* stream_self(Interp& I, Args& a, const char* fname) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || !dynamic_cast<BatchStreamObj*>(a.pos[0].obj()))
+    raise_type_error(I, fmt::format("{}() requires a BatchStream", fname));
+  return static_cast<BatchStreamObj*>(a.pos[0].obj());
+}
+
+Value f_batch_stream(Interp& I, Args& a, Object* data) {
+  const char* fname = "batch_stream";
+  Value v[7];
+  bind_positional(I, fname, a, 7, 7, v);
+  auto plan = std::make_shared<dataset::BatchPlan>();
+  for (auto& c : items_of(I, v[0], fname)) {
+    const Tensor& t = tensor_arg(I, c, fname);
+    if (t.ndim() < 1) raise_value_error(I, "batch_stream: a column must have at least one axis");
+    if (!plan->columns.empty() && t.dim(0) != plan->columns[0].dim(0))
+      raise_value_error(I, fmt::format("batch_stream: columns have {} and {} rows", plan->columns[0].dim(0), t.dim(0)));
+    plan->columns.push_back(checked(I, [&] { return t.contiguous(); }));
+  }
+  Ref<BatchStreamObj> s(new BatchStreamObj(state(data)->batch_stream_cls));
+  for (auto& st : items_of(I, v[1], fname)) {
+    std::vector<Value> p = items_of(I, st, fname);
+    if (p.size() != 2) raise_value_error(I, "batch_stream: a stage is (column, ops)");
+    dataset::BatchStage stage;
+    int64_t col = arg_index(I, p[0]);
+    if (col < 0 || col >= static_cast<int64_t>(plan->columns.size()))
+      raise_value_error(I, fmt::format("batch_stream: column {} out of range", col));
+    stage.column = static_cast<int>(col);
+    for (auto& spec : items_of(I, p[1], fname)) stage.ops.push_back(parse_op(I, spec));
+    if (std::any_of(stage.ops.begin(), stage.ops.end(), [](const ImageOp& op) { return op.is_random(); })) {
+      stage.seed_slot = plan->random_stages++;
+      s->random_stage_index.push_back(static_cast<int64_t>(plan->stages.size()));
+    }
+    plan->stages.push_back(std::move(stage));
+  }
+  int64_t n = plan->columns.empty() ? 0 : plan->columns[0].dim(0);
+  for (auto& x : items_of(I, v[2], fname)) {
+    int64_t i = arg_index(I, x);
+    if (i < 0 || i >= n) raise_exc(I, "IndexError", fmt::format("batch_stream: row {} out of range for {} rows", i, n));
+    s->order.push_back(i);
+  }
+  int64_t bs = arg_index(I, v[3]), workers = arg_index(I, v[5]), prefetch = arg_index(I, v[6]);
+  if (bs < 1) raise_value_error(I, fmt::format("batch_stream: batch_size must be positive, got {}", bs));
+  if (workers < 1 || workers > 256)
+    raise_value_error(I, fmt::format("num_parallel_workers must be in 1..256, got {}", workers));
+  if (prefetch < 1) raise_value_error(I, fmt::format("batch_stream: prefetch must be positive, got {}", prefetch));
+  if (plan->columns.empty() && !s->order.empty()) raise_value_error(I, "batch_stream: no columns");
+  plan->workers = static_cast<int>(workers);
+  s->batch = static_cast<size_t>(bs);
+  s->drop_remainder = I.truthy(v[4]);
+  s->prefetch = static_cast<size_t>(prefetch);
+  s->tensor_cls = state(data)->tensor_cls;
+  s->plan = std::move(plan);
+  return s.value();
+}
+
+Value stream_random_stages(Interp& I, Args& a, Object*) {
+  BatchStreamObj* s = stream_self(I, a, "random_stages");
+  std::vector<Value> out;
+  for (int64_t i : s->random_stage_index) out.push_back(Value::integer(i));
+  return new_list(std::move(out));
+}
+
+Value stream_next_rows(Interp& I, Args& a, Object*) {
+  return Value::integer(static_cast<int64_t>(stream_self(I, a, "next_rows")->next_rows()));
+}
+
+Value stream_in_flight(Interp& I, Args& a, Object*) {
+  return Value::integer(static_cast<int64_t>(stream_self(I, a, "in_flight")->pending.size()));
+}
+
+// submit(seeds): the next batch, seeds[k] holding one seed per row for the
+// k-th random stage.
+Value stream_submit(Interp& I, Args& a, Object*) {
+  BatchStreamObj* s = stream_self(I, a, "submit");
+  if (a.pos.size() != 2) raise_type_error(I, "submit() takes the seed lists");
+  if (s->next_rows() == 0) raise_value_error(I, "submit(): no rows left to batch");
+  std::vector<std::vector<uint64_t>> seeds;
+  for (auto& list : items_of(I, a.pos[1], "submit")) {
+    seeds.emplace_back();
+    for (auto& x : items_of(I, list, "submit")) seeds.back().push_back(static_cast<uint64_t>(arg_index(I, x)));
+  }
+  checked(I, [&] { s->submit(std::move(seeds)); });
+  return Value();
+}
+
+// take(): the columns of the oldest batch in flight, or None at the end.
+Value stream_take(Interp& I, Args& a, Object*) {
+  BatchStreamObj* s = stream_self(I, a, "take");
+  checked(I, [&] { s->fill(); });
+  if (s->pending.empty()) return Value();
+  auto job = std::move(s->pending.front());
+  s->pending.pop_front();
+  checked(I, [&] { s->fill(); });  // the workers go on while the caller trains on this batch
+  std::vector<Tensor> cols = checked(I, [&] { return job.get(); });
+  std::vector<Value> out;
+  out.reserve(cols.size());
+  for (auto& t : cols) out.push_back(wrap_tensor(s->tensor_cls, std::move(t)));
+  return new_list(std::move(out));
+}
+
+// check_ops(ops): raises for a transform description batch_stream or
+// apply would reject (map() calls it at construction).
+Value f_check_ops(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "check_ops", a, 1, 1, v);
+  for (auto& spec : items_of(I, v[0], "map")) parse_op(I, spec);
+  return Value();
 }
 
 Value f_read_idx(Interp& I, Args& a, Object* data) {
@@ -356,6 +485,13 @@ void init_module_msl_dataset(Interp& I, Module& m) {
   st->job_cls = I.new_class("Job", I.cls_object.get(), "msl._dataset", true);
   I.def_method(st->job_cls.get(), "result", job_result);
   m.set(I.intern("Job"), st->job_cls.value());
+  st->batch_stream_cls = I.new_class("BatchStream", I.cls_object.get(), "msl._dataset", true);
+  I.def_method(st->batch_stream_cls.get(), "random_stages", stream_random_stages);
+  I.def_method(st->batch_stream_cls.get(), "next_rows", stream_next_rows);
+  I.def_method(st->batch_stream_cls.get(), "in_flight", stream_in_flight);
+  I.def_method(st->batch_stream_cls.get(), "submit", stream_submit);
+  I.def_method(st->batch_stream_cls.get(), "take", stream_take);
+  m.set(I.intern("BatchStream"), st->batch_stream_cls.value());
 
   struct {
     const char* name;
@@ -363,6 +499,8 @@ void init_module_msl_dataset(Interp& I, Module& m) {
   } const fns[] = {
       {"apply", f_apply},
       {"submit", f_submit},
+      {"batch_stream", f_batch_stream},
+      {"check_ops", f_check_ops},
       {"read_idx", f_read_idx},
       {"read_cifar10", f_read_cifar10},
       {"read_file", f_read_file},
