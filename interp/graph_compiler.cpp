@@ -583,9 +583,13 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   // Each argument signature (dtype and shape of every tensor, kind of every
   // number) is specialized once, on first use: type errors (branches that
   // join different shapes, loops that change them) are reported before
-  // anything runs, and save_graphs shows the typed graph. The debug
-  // executor then runs the graph as compiled: it needs no types, and the
-  // specialized clones are for the native back end.
+  // anything runs, and save_graphs shows the typed graph. Straight-line
+  // code free of effects (a network's forward pass or its gradient) then
+  // runs as primitives: library calls expanded at the types and cleaned
+  // up, so a gradient computes only what is asked of it (no input gradient
+  // of the first layer). Anything else runs as compiled, in program order,
+  // with library calls made at run time: the specialized clones keep
+  // neither the order of effects nor loops small enough yet.
   std::vector<jit::AbsValue> sig;
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(base.graph)) + ":";
   for (const exec::RtValue& a : args) {
@@ -611,10 +615,22 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
       std::ofstream out(fs::path(save_dir) / (num + base.graph->name() + "_specialized.ir"), std::ios::binary);
       out << ir::print_graph(*sp.graph, sp.print_options());
     }
-    it = specialized_.emplace(key, sp.graph).first;
+    ir::FuncGraph* runnable = base.graph;
+    // Effects are judged on the compiled graph: specializing can lose them.
+    if (!graph_use(*base.graph).effects && graph_use(*sp.graph).graphs == 1) {
+      try {
+        jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig);
+        GraphUse use = graph_use(*prim.graph);
+        if (!use.effects && !use.host) runnable = prim.graph;
+      } catch (const jit::SpecializeError&) {
+        // The compiled graph, which specialized, still runs.
+      }
+      clock.mark("expand");
+    }
+    it = specialized_.emplace(key, runnable).first;
   }
   try {
-    return exec::run_graph(*base.graph, std::move(args), exec_options());
+    return exec::run_graph(*it->second, std::move(args), exec_options());
   } catch (...) {
     raise_exec_error(I);
   }

@@ -105,6 +105,12 @@ class GraphCompiler {
   // argument a trace cannot take.
   size_t trace_signature(const HostValue& fn, const std::vector<exec::RtValue>& args,
                          std::vector<trace::TraceInput>& inputs, std::string& key);
+  // J (applied `order` times) of host function `hv` traced at `inputs`,
+  // taking every argument (constants too), cached under `key` (which must
+  // name hv, order and the signature). Throws MslError when hv cannot be
+  // traced, ad::GradError when the trace cannot be differentiated.
+  ir::FuncGraph* traced_j(const HostValue& hv, int order, const std::vector<trace::TraceInput>& inputs,
+                          const std::string& key);
   // A trace input for an argument of abstract type `a` (a tensor of known
   // type or a constant scalar); false when a trace cannot take it.
   bool trace_input(const jit::AbsValue& a, trace::TraceInput& out);
@@ -140,6 +146,20 @@ GraphCompiler& compiler_of(Interp& I);
 jit::AbsValue abstract_of(const exec::RtValue& v);  // graph_compiler.cpp
 // graph_expand.cpp
 size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp);
+// `sp` (a specialization for `sig`) as a graph of primitives: library calls
+// expanded at the types found, cleaned up, specialized again for the
+// type-directed no-ops. Throws jit::SpecializeError.
+jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig);
+// What `g` and every graph it reaches contain: effects (print, assign,
+// state), whose order the specialized clones do not keep yet; host values
+// (library functions called at run time); how many graphs (1: straight-line
+// code, everything inlined).
+struct GraphUse {
+  bool effects = false;
+  bool host = false;
+  size_t graphs = 0;
+};
+GraphUse graph_use(const ir::FuncGraph& g);
 Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args);
 
 }  // namespace msl

@@ -5,6 +5,9 @@
 // result is a graph of kernel primitives only — what the native back end
 // compiles — and what `msl._graph.gradient_stats` measures: the number of
 // primitive applications of an optimized gradient and what AD left behind.
+#include <fmt/format.h>
+
+#include <set>
 #include <sstream>
 
 #include "interp/graph_compiler_impl.h"
@@ -19,38 +22,103 @@
 
 namespace msl {
 
+namespace {
+
+// The trace inputs of `n`'s arguments from their specialized types, the
+// tensor arguments collected; false when one has no traceable type.
+bool typed_inputs(GraphCompiler& gc, const jit::Specialized& sp, const ir::Node* n,
+                  std::vector<trace::TraceInput>& inputs, std::vector<ir::Node*>& tensor_args, std::string& key) {
+  for (size_t i = 0; i < n->num_args(); ++i) {
+    auto it = sp.types.find(n->arg(i)->id());
+    trace::TraceInput in;
+    if (it == sp.types.end() || !gc.trace_input(it->second, in)) return false;
+    trace::tensor_leaves(n->graph(), n->arg(i), in, tensor_args);
+    key += jit::identity_key(it->second) + ";";
+    inputs.push_back(std::move(in));
+  }
+  return true;
+}
+
+const HostValue* library_function(const ir::Node* n) {
+  if (!n->is_constant()) return nullptr;
+  auto hv = dynamic_cast<const HostValue*>(n->as_host());
+  return hv && !dynamic_cast<const CustomBpropHost*>(hv) ? hv : nullptr;
+}
+
+}  // namespace
+
 // Replaces traceable host calls in `sp`'s graph nest; returns how many.
+// f(args) becomes a call of f traced at the arguments' types; J(f)(args),
+// which AD leaves for library functions, a call of J of that trace (what
+// debug mode makes at run time), which the clean-up then inlines.
 size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
   jit::Subst subst;
   for (ir::FuncGraph* h : ir::nested_graphs(*sp.graph)) {
     for (ir::Node* n : ir::topo_order(*h)) {
-      if (!n->is_apply() || !n->callee()->is_constant()) continue;
-      auto hv = dynamic_cast<const HostValue*>(n->callee()->as_host());
-      if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) continue;
+      if (!n->is_apply()) continue;
+      ir::Node* callee = n->callee();
+      bool j = callee->is_call_of(ir::IrOp::J) && callee->num_args() == 1;
+      const HostValue* hv = library_function(j ? callee->arg(0) : callee);
+      if (!hv) continue;
       std::vector<trace::TraceInput> inputs;
       std::vector<ir::Node*> tensor_args;
-      bool ok = true;
-      for (size_t i = 0; i < n->num_args() && ok; ++i) {
-        auto it = sp.types.find(n->arg(i)->id());
-        trace::TraceInput in;
-        ok = it != sp.types.end() && gc.trace_input(it->second, in);
-        if (ok && in.is_tensor) tensor_args.push_back(n->arg(i));
-        inputs.push_back(std::move(in));
-      }
-      if (!ok) continue;
-      ir::FuncGraph* t = nullptr;
+      std::string key = fmt::format("expand:{}:", static_cast<const void*>(hv));
+      if (!typed_inputs(gc, sp, n, inputs, tensor_args, key)) continue;
+      std::vector<ir::Node*> call;
       try {
-        t = trace::trace_function(gc.I, gc.module, hv->value(), inputs, {}, hv->name());
+        if (j) {
+          call.push_back(h->constant(gc.traced_j(*hv, 1, inputs, key)));
+          call.insert(call.end(), n->inputs().begin() + 1, n->inputs().end());
+        } else {
+          call.push_back(h->constant(trace::trace_function(gc.I, gc.module, hv->value(), inputs, {}, hv->name())));
+          call.insert(call.end(), tensor_args.begin(), tensor_args.end());
+        }
       } catch (const MslError&) {
         continue;  // not traceable: stays a host call
+      } catch (const ad::GradError&) {
+        continue;  // differentiated at run time, which reports the error
       }
-      std::vector<ir::Node*> call{h->constant(t)};
-      call.insert(call.end(), tensor_args.begin(), tensor_args.end());
       subst[n] = h->apply(call, n->name(), n->loc());
     }
   }
   if (!subst.empty()) jit::rebuild_with(gc.module, *sp.graph, subst);
   return subst.size();
+}
+
+jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig) {
+  jit::SpecializeOptions so;
+  so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
+  // Expanding a J(f) call gives the backpropagator's rule calls types, so
+  // they expand in the next round.
+  for (int round = 0; round < 4 && expand_host_calls(gc, sp) > 0; ++round) {
+    gc.optimize(*sp.graph);
+    sp = jit::specialize(gc.module, *sp.graph, sig, so);
+  }
+  if (jit::run_typed_simplify(gc.module, sp)) gc.optimize(*sp.graph);
+  return sp;
+}
+
+GraphUse graph_use(const ir::FuncGraph& g) {
+  GraphUse use;
+  std::vector<const ir::FuncGraph*> work{&g};
+  std::set<const ir::FuncGraph*> seen{&g};
+  while (!work.empty()) {
+    const ir::FuncGraph* top = work.back();
+    work.pop_back();
+    for (ir::FuncGraph* h : ir::nested_graphs(*top)) {
+      seen.insert(h);
+      for (ir::Node* n : ir::topo_order(*h)) {
+        use.effects |= jit::is_effect(n);
+        for (ir::Node* in : n->inputs()) {
+          if (!in->is_constant()) continue;
+          use.host |= in->as_host() != nullptr;
+          if (const ir::FuncGraph* c = in->as_graph(); c && seen.insert(c).second) work.push_back(c);
+        }
+      }
+    }
+  }
+  use.graphs = seen.size();
+  return use;
 }
 
 // msl._graph.gradient_stats(grad_fn, *args): the gradient graph for these
@@ -69,20 +137,12 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   for (const exec::RtValue& a : rt) sig.push_back(abstract_of(a));
   jit::SpecializeOptions so;
   so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
-  auto specialize = [&](ir::FuncGraph& g) {
-    try {
-      return jit::specialize(gc.module, g, sig, so);
-    } catch (const jit::SpecializeError& e) {
-      I.raise(I.exception_class("GraphModeError").get(), e.what());
-    }
-  };
-  // Specialize, expand library calls at the types found, clean up; then
-  // specialize the primitive graph again for the type-directed no-ops.
-  jit::Specialized sp = specialize(*c.graph);
-  expand_host_calls(gc, sp);
-  gc.optimize(*sp.graph);
-  sp = specialize(*sp.graph);
-  if (jit::run_typed_simplify(gc.module, sp)) gc.optimize(*sp.graph);
+  jit::Specialized sp;
+  try {
+    sp = expand_to_primitives(gc, jit::specialize(gc.module, *c.graph, sig, so), sig);
+  } catch (const jit::SpecializeError& e) {
+    I.raise(I.exception_class("GraphModeError").get(), e.what());
+  }
   // Run it too, so callers can check the expanded graph against the one
   // debug mode runs.
   exec::RtValue result;

@@ -162,26 +162,28 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     throw exec::ExecError("cannot differentiate " + hv->name() + " called with a " + exec::type_name(args[bad]) +
                               " argument (tensors and constants only)",
                           "");
-  ir::FuncGraph*& jg = traced_j_[key];
-  if (!jg) {
-    ir::FuncGraph* t = trace::trace_function(I, module, hv->value(), inputs, {}, hv->name());
-    // All arguments as parameters: the traced graph's are the tensors only.
-    ir::FuncGraph* w = module.new_graph(t->name() + "_all", nullptr, t->loc());
-    std::vector<ir::Node*> call{w->constant(t)};
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      ir::Node* p = w->add_param("a" + std::to_string(i));
-      if (inputs[i].is_tensor) call.push_back(p);
-    }
-    w->set_output(w->apply(call, "", t->loc()));
-    try {
-      jg = w;
-      for (int k = 0; k < jh->order(); ++k) jg = grad.j_graph(jg);
-    } catch (const ad::GradError& e) {
-      jg = nullptr;
-      throw exec::ExecError(e.message(), e.location());
-    }
+  ir::FuncGraph* jg;
+  try {
+    jg = traced_j(*hv, jh->order(), inputs, key);
+  } catch (const ad::GradError& e) {
+    throw exec::ExecError(e.message(), e.location());
   }
   return exec::call_value(exec::RtValue(exec::RtClosure{jg, nullptr}), std::move(args), exec_options());
+}
+
+ir::FuncGraph* GraphCompiler::traced_j(const HostValue& hv, int order, const std::vector<trace::TraceInput>& inputs,
+                                       const std::string& key) {
+  ir::FuncGraph*& jg = traced_j_[key];
+  if (jg) return jg;
+  ir::FuncGraph* t = trace::trace_function(I, module, hv.value(), inputs, {}, hv.name());
+  // All arguments as parameters: the traced graph's are the tensors only.
+  ir::FuncGraph* w = module.new_graph(t->name() + "_all", nullptr, t->loc());
+  std::vector<ir::Node*> call{w->constant(t)};
+  for (size_t i = 0; i < inputs.size(); ++i) trace::tensor_leaves(w, w->add_param("a" + std::to_string(i)), inputs[i], call);
+  w->set_output(w->apply(call, "", t->loc()));
+  ir::FuncGraph* g = w;
+  for (int k = 0; k < order; ++k) g = grad.j_graph(g);
+  return jg = g;
 }
 
 size_t GraphCompiler::trace_signature(const HostValue& fn, const std::vector<exec::RtValue>& args,
@@ -208,6 +210,23 @@ size_t GraphCompiler::trace_signature(const HostValue& fn, const std::vector<exe
 bool GraphCompiler::trace_input(const jit::AbsValue& a, trace::TraceInput& out) {
   if (auto t = a.get_if<jit::AbsTensor>()) {
     out = trace::TraceInput::tensor(t->dtype, t->shape);
+    return true;
+  }
+  if (auto t = a.get_if<jit::AbsTuple>()) {
+    std::vector<trace::TraceInput> items(t->items.size());
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!trace_input(t->items[i], items[i])) return false;
+    out = trace::TraceInput::tuple(std::move(items));
+    return true;
+  }
+  if (auto f = a.get_if<jit::AbsFunc>(); f && f->callees.size() == 1) {
+    // A host value that is data (a Cell's stride tuple), or its J, which is
+    // itself: passed to the trace as is.
+    const jit::AbsCallee& c = f->callees[0];
+    auto hv = c.kind == jit::AbsCallee::Kind::Host && c.bound.empty() ? dynamic_cast<const HostValue*>(c.host.get())
+                                                                        : nullptr;
+    if (!hv || value_is_callable(I, hv->value())) return false;
+    out = trace::TraceInput::value(hv->value());
     return true;
   }
   auto s = a.get_if<jit::AbsScalar>();

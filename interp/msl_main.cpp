@@ -21,6 +21,7 @@
 #include "interp/repl.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
+#include "kernels/profile.h"
 #include "lang/ir/lower.h"
 #include "lang/ir/printer.h"
 #include "lang/parser.h"
@@ -241,6 +242,15 @@ int run_job(const CommandLine& cl) {
   opts.argv.push_back(cl.run ? cl.file : "-c");
   for (auto& a : cl.script_args) opts.argv.push_back(a);
   msl::Interp interp(opts);
+  if (cl.profile) msl::kernels::set_profiling(true);
+  struct ProfileReport {
+    bool on;
+    ~ProfileReport() {
+      if (!on) return;
+      std::fflush(stdout);
+      std::fputs(msl::kernels::profile_report().c_str(), stderr);
+    }
+  } profile_report{cl.profile};
   // Ctrl-C raises KeyboardInterrupt in the running program (so its
   // traceback shows where it was); the handler only sets atomics.
   g_interp = &interp;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <iterator>
 
 #include "interp/native_args.h"
@@ -228,25 +229,29 @@ ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const
   auto state = std::make_shared<TraceState>();
   state->fn_name = function_name(fn, name);
   state->tensor_cls = tensor_class(I);
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].is_tensor) continue;
-    for (int64_t d : args[i].shape)
+  std::function<void(const TraceInput&, size_t)> check = [&](const TraceInput& in, size_t i) {
+    for (const TraceInput& item : in.items) check(item, i);
+    if (!in.is_tensor) return;
+    for (int64_t d : in.shape)
       if (d < 0)
         raise_value_error(I, fmt::format("trace '{}': argument {} has a negative dimension in shape {}", state->fn_name,
-                                         i + 1, args[i].shape.str()));
-  }
+                                         i + 1, in.shape.str()));
+  };
+  for (size_t i = 0; i < args.size(); ++i) check(args[i], i);
 
   ir::FuncGraph* g = m.new_graph(name);
   state->graph = g;
+  std::function<Value(const TraceInput&, const std::string&)> make_arg = [&](const TraceInput& in,
+                                                                             const std::string& pname) -> Value {
+    if (in.is_tensor) return make_tracer(state, TensorSpec{in.dtype, in.shape}, g->add_param(pname));
+    if (!in.is_tuple) return in.constant;
+    std::vector<Value> items;
+    for (size_t k = 0; k < in.items.size(); ++k)
+      items.push_back(make_arg(in.items[k], pname.empty() ? "" : pname + "_" + std::to_string(k)));
+    return new_tuple(std::move(items));
+  };
   std::vector<Value> call_args;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].is_tensor) {
-      call_args.push_back(args[i].constant);
-      continue;
-    }
-    ir::Node* p = g->add_param(param_name(fn, i));
-    call_args.push_back(make_tracer(state, TensorSpec{args[i].dtype, args[i].shape}, p));
-  }
+  for (size_t i = 0; i < args.size(); ++i) call_args.push_back(make_arg(args[i], param_name(fn, i)));
   std::vector<std::pair<Ref<Str>, Value>> kw;
   for (const auto& [k, v] : kwargs) kw.emplace_back(Ref<Str>(I.intern(k)), v);
 
@@ -262,6 +267,17 @@ ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const
     throw;
   }
   return g;
+}
+
+void tensor_leaves(ir::FuncGraph* g, ir::Node* arg, const TraceInput& in, std::vector<ir::Node*>& out) {
+  if (in.is_tensor) {
+    out.push_back(arg);
+    return;
+  }
+  for (size_t k = 0; k < in.items.size(); ++k)
+    if (in.items[k].is_tensor || in.items[k].is_tuple)
+      tensor_leaves(g, g->apply(ir::IrOp::tuple_getitem, {arg, g->constant(static_cast<int64_t>(k))}), in.items[k],
+                    out);
 }
 
 }  // namespace msl::trace

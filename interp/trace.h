@@ -51,12 +51,15 @@ struct TracerObj;
 namespace msl::trace {
 
 // One argument of a traced call: a tensor spec (becomes a graph parameter,
-// in order) or a constant host value.
+// in order), a tuple of inputs (passed to fn as a tuple; its tensors become
+// parameters, depth first) or a constant host value.
 struct TraceInput {
   bool is_tensor = false;
-  kernels::DType dtype{};  // tensor
-  kernels::Dims shape;     // tensor
-  Value constant;          // non-tensor: passed to fn as is
+  bool is_tuple = false;
+  kernels::DType dtype{};         // tensor
+  kernels::Dims shape;            // tensor
+  std::vector<TraceInput> items;  // tuple
+  Value constant;                 // otherwise: passed to fn as is
 
   static TraceInput tensor(kernels::DType d, kernels::Dims s) {
     TraceInput t;
@@ -70,7 +73,18 @@ struct TraceInput {
     t.constant = std::move(v);
     return t;
   }
+  static TraceInput tuple(std::vector<TraceInput> items) {
+    TraceInput t;
+    t.is_tuple = true;
+    t.items = std::move(items);
+    return t;
+  }
 };
+
+// The nodes a call of a traced graph passes for argument `arg` of input
+// `in` (appended to `out`): the argument itself for a tensor, its tensor
+// items (tuple_getitem in `g`) for a tuple, nothing for a constant.
+void tensor_leaves(ir::FuncGraph* g, ir::Node* arg, const TraceInput& in, std::vector<ir::Node*>& out);
 
 // Calls fn(*args, **kwargs) with tracers for the tensor inputs and records a
 // new graph in `m` named `name` (made unique by the module): its parameters

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
 
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
+#include "kernels/profile.h"
 
 namespace msl::kernels {
 
@@ -108,7 +110,14 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     case PrimKind::InPlace: out[0] = in[0]; break;
     case PrimKind::View: break;
   }
+  if (!profiling()) {
+    d.cpu(KernelArgs{p, in, attrs, out});
+    return;
+  }
+  auto start = std::chrono::steady_clock::now();
   d.cpu(KernelArgs{p, in, attrs, out});
+  profile_record(p, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                        .count());
 }
 
 }  // namespace
