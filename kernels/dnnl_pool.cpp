@@ -1,13 +1,14 @@
 // max_pool2d, avg_pool2d and their gradients: oneDNN for float32 and
-// bfloat16, float32 copies for float16, direct loops for float64.
+// bfloat16, float32 copies for float16, direct loops for float64 and for
+// the float32 max gradient.
 //
 // Pooling is bound by memory bandwidth, so it runs on NCHW as is: oneDNN's
 // JIT pooling takes plain NCHW without a layout reorder, but only dense
 // (strided views get its reference kernel), so a strided input is made
-// contiguous first. max_pool2d_grad recomputes the forward pass with a
-// workspace (the argmax of every window) and routes dy through it; oneDNN
-// and the float64 loops both keep the first maximum of a window in row-major
-// order, and padding never wins (it counts as -inf). Padding must be smaller
+// contiguous first. max_pool2d_grad finds the argmax of every window again
+// and routes dy through it (a direct loop; oneDNN's backward needs its
+// forward's workspace); oneDNN and the loops both keep the first maximum of
+// a window in row-major order, and padding never wins (it counts as -inf). Padding must be smaller
 // than the kernel, as in PyTorch and oneDNN, so every window holds at least
 // one input element and averages never divide by zero.
 #include <fmt/format.h>
@@ -199,7 +200,8 @@ void each_window(const PoolGeom& g, F&& f) {
 }
 
 // Offset of the first maximum of a window of the contiguous plane x.
-int64_t argmax(const double* x, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+template <class T>
+int64_t argmax(const T* x, int64_t w, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
   int64_t best = h0 * w + w0;
   for (int64_t i = h0; i < h1; ++i)
     for (int64_t j = w0; j < w1; ++j)
@@ -209,6 +211,63 @@ int64_t argmax(const double* x, int64_t w, int64_t h0, int64_t h1, int64_t w0, i
 
 double divisor(const PoolGeom& g, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
   return g.include_pad ? double(g.win.kh * g.win.kw) : double((h1 - h0) * (w1 - w0));
+}
+
+// The max gradient routed through the argmax of each window, found again
+// in x: one pass over x, dy and dx. Faster than oneDNN's forward-with-
+// workspace plus backward (three passes and a reorder of the workspace)
+// for the small planes of convolutional networks.
+// Windows that tile the plane (stride = kernel, none reaching into padding:
+// LeNet's and VGG's 2x2/2) cover each row of dx once: the rows of a window
+// row are cleared while they are in cache, then each window's maximum gets
+// its dy; rows past the last window are zeroed.
+template <class T>
+void max_backward_tiled(const PoolGeom& g, const T* xp, const T* d, T* o) {
+  const Window2d& v = g.win;
+  int64_t plane = g.h * g.w, oplane = v.ho * v.wo;
+  parallel_for(g.n * g.c, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, plane)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const T* xs = xp + p * plane;
+      const T* ds = d + p * oplane;
+      T* os = o + p * plane;
+      for (int64_t oh = 0; oh < v.ho; ++oh) {
+        const T* xr = xs + oh * v.kh * g.w;
+        T* orow = os + oh * v.kh * g.w;
+        std::memset(orow, 0, static_cast<size_t>(v.kh * g.w) * sizeof(T));
+        for (int64_t ow = 0; ow < v.wo; ++ow) {
+          int64_t c0 = ow * v.kw, best = c0;
+          T m = xr[c0];
+          for (int64_t i = 0; i < v.kh; ++i)
+            for (int64_t j = c0; j < c0 + v.kw; ++j)
+              if (xr[i * g.w + j] > m) {
+                m = xr[i * g.w + j];
+                best = i * g.w + j;
+              }
+          orow[best] = ds[oh * v.wo + ow];
+        }
+      }
+      std::fill(os + v.ho * v.kh * g.w, os + plane, T(0));
+    }
+  });
+}
+
+template <class T>
+void max_backward(const PoolGeom& g, const Tensor& in, const Tensor& dy_t, const Tensor& out) {
+  Tensor x = in.contiguous(), dy = dy_t.contiguous();
+  const T* xp = x.data<T>();
+  const T* d = dy.data<T>();
+  T* o = out.data<T>();
+  const Window2d& v = g.win;
+  if (v.sh == v.kh && v.sw == v.kw && v.pt == 0 && v.pl == 0 && v.dh == 1 && v.dw == 1 && v.ho * v.kh <= g.h &&
+      v.wo * v.kw <= g.w)
+    return max_backward_tiled(g, xp, d, o);
+  int64_t plane = g.h * g.w, oplane = g.win.ho * g.win.wo, wo = g.win.wo;
+  parallel_for(g.n * g.c, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, plane)), [&](int64_t b, int64_t e) {
+    std::memset(o + b * plane, 0, static_cast<size_t>((e - b) * plane) * sizeof(T));
+  });
+  each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+    o[p * plane + argmax(xp + p * plane, g.w, h0, h1, w0, w1)] += d[p * oplane + oh * wo + ow];
+  });
 }
 
 void pool_f64(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy_t, const Tensor& out) {
@@ -232,15 +291,7 @@ void pool_f64(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy_t
         o[p * oplane + oh * wo + ow] = s / divisor(g, h0, h1, w0, w1);
       });
       break;
-    case PoolOp::MaxBackward: {
-      Tensor dy = dy_t.contiguous();
-      const double* d = dy.data<double>();
-      std::memset(o, 0, out.nbytes());
-      each_window(g, [&](int64_t p, int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
-        o[p * plane + argmax(xp + p * plane, g.w, h0, h1, w0, w1)] += d[p * oplane + oh * wo + ow];
-      });
-      break;
-    }
+    case PoolOp::MaxBackward: max_backward<double>(g, x, dy_t, out); break;
     case PoolOp::AvgBackward: {
       // `in` is dy here.
       std::memset(o, 0, out.nbytes());
@@ -258,6 +309,7 @@ void run_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, 
   if (out.numel() == 0) return;
   DType dt = out.dtype();
   if (dt == DType::Float64) return pool_f64(op, g, in, dy, out);
+  if (dt == DType::Float32 && op == PoolOp::MaxBackward) return max_backward<float>(g, in, dy, out);
   if (dt != DType::Float16 && dnnl_pool(op, g, in, dy, out)) return;
   if (dt == DType::Float32) throw KernelError("pooling: oneDNN has no float32 kernel for this configuration");
   Tensor a = onednn::to_float32(in), d = dy.defined() ? onednn::to_float32(dy) : Tensor();
