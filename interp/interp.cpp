@@ -408,6 +408,11 @@ static std::unique_ptr<ast::Module> parse_or_raise(Interp& I, const SourcePtr& s
 
 Value Interp::run_source(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
+  // A script run as the main program knows its path (__file__), as in Python.
+  if (module.get() == main_.get() && module->file.empty() && !source->name().empty() && source->name()[0] != '<') {
+    module->file = source->name();
+    module->set(names_->__file__, str(module->file));
+  }
   auto ast = parse_or_raise(*this, source, false);
   std::shared_ptr<const ast::Module> owner(std::move(ast));
   auto code = compile_module(*this, *owner, module.get(), CompileMode::File, owner);

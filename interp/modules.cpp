@@ -71,8 +71,17 @@ struct ModuleLoader {
         roots.push_back(fs::path(importer->name()).parent_path());
       else
         roots.push_back(fs::current_path());
-      for (auto& p : I.opts_.module_path) roots.emplace_back(p);
-      if (!I.opts_.stdlib_dir.empty()) roots.emplace_back(I.opts_.stdlib_dir);
+      // sys.path as the program left it (it starts as MSL_PATH and the
+      // standard library, and scripts may insert folders, as in Python).
+      auto sys = I.modules_.find("sys");
+      Value path = sys == I.modules_.end() ? Value::undef() : sys->second->get(I.intern("path"));
+      if (path.is(Kind::List)) {
+        for (const Value& p : path.as<List>()->items)
+          if (p.is(Kind::Str)) roots.emplace_back(p.as<Str>()->s);
+      } else {
+        for (auto& p : I.opts_.module_path) roots.emplace_back(p);
+        if (!I.opts_.stdlib_dir.empty()) roots.emplace_back(I.opts_.stdlib_dir);
+      }
       Found found;
       bool ok = false;
       for (auto& r : roots)
