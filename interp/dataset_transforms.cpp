@@ -46,8 +46,8 @@ Tensor like(const Geometry& g, DType dt, int64_t h, int64_t w) {
 
 template <class T>
 T store(double v) {
-  if constexpr (std::is_same_v<T, uint8_t>)
-    return static_cast<uint8_t>(std::clamp(std::floor(v + 0.5), 0.0, 255.0));
+  if constexpr (std::is_same_v<T, uint8_t>)  // round half up; the clamp first makes the cast a floor
+    return static_cast<uint8_t>(std::clamp(v + 0.5, 0.0, 255.0));
   else
     return static_cast<T>(v);
 }
@@ -76,21 +76,31 @@ void resize_impl(const Tensor& src, Tensor& dst, const Geometry& g, Interpolatio
     if (i0 < 0) i0 = 0, frac = 0;
     if (i0 >= n - 1) i0 = n - 1, frac = 0;
   };
+  // The column table once per image (the per-pixel floors dominated).
+  std::vector<int64_t> col0(static_cast<size_t>(ow)), col1(static_cast<size_t>(ow));
+  std::vector<double> colf(static_cast<size_t>(ow));
+  for (int64_t x = 0; x < ow; ++x) {
+    int64_t x0;
+    axis(x, sx, g.w, x0, colf[static_cast<size_t>(x)]);
+    col0[static_cast<size_t>(x)] = x0 * c;
+    col1[static_cast<size_t>(x)] = std::min(x0 + 1, g.w - 1) * c;
+  }
   for (int64_t y = 0; y < oh; ++y) {
     int64_t y0;
     double fy;
     axis(y, sy, g.h, y0, fy);
     int64_t y1 = std::min(y0 + 1, g.h - 1);
+    const T* r0 = in + y0 * g.w * c;
+    const T* r1 = in + y1 * g.w * c;
+    T* o = out + y * ow * c;
     for (int64_t x = 0; x < ow; ++x) {
-      int64_t x0;
-      double fx;
-      axis(x, sx, g.w, x0, fx);
-      int64_t x1 = std::min(x0 + 1, g.w - 1);
+      size_t xi = static_cast<size_t>(x);
+      int64_t a = col0[xi], b = col1[xi];
+      double fx = colf[xi];
       for (int64_t k = 0; k < c; ++k) {
-        double v00 = in[(y0 * g.w + x0) * c + k], v01 = in[(y0 * g.w + x1) * c + k];
-        double v10 = in[(y1 * g.w + x0) * c + k], v11 = in[(y1 * g.w + x1) * c + k];
+        double v00 = r0[a + k], v01 = r0[b + k], v10 = r1[a + k], v11 = r1[b + k];
         double top = v00 + (v01 - v00) * fx, bottom = v10 + (v11 - v10) * fx;
-        out[(y * ow + x) * c + k] = store<T>(top + (bottom - top) * fy);
+        o[x * c + k] = store<T>(top + (bottom - top) * fy);
       }
     }
   }

@@ -90,7 +90,7 @@ jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, co
   so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
   // Expanding a J(f) call gives the backpropagator's rule calls types, so
   // they expand in the next round.
-  for (int round = 0; round < 4 && expand_host_calls(gc, sp) > 0; ++round) {
+  for (int round = 0; round < 8 && expand_host_calls(gc, sp) > 0; ++round) {
     gc.optimize(*sp.graph);
     sp = jit::specialize(gc.module, *sp.graph, sig, so);
   }

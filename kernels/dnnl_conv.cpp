@@ -1,5 +1,7 @@
 // conv2d and its two gradients: oneDNN for float32 and bfloat16, float32
-// copies for float16, im2col + the fallback GEMM for float64.
+// copies for float16, im2col + the fallback GEMM for float64; the float32
+// forward of inputs with a few channels by a direct kernel
+// (conv_few_channels.cpp).
 //
 // oneDNN picks the activation and weight layouts it is fastest with
 // (format_tag::any, typically nChw16c / OIhw16i16o on AVX-512) and the
@@ -16,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/contraction_fallback.h"
+#include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
@@ -252,6 +255,8 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1
     }
     return;
   }
+  if (dt == DType::Float32 && op == ConvOp::Forward && few_channel_conv_applies(in0.shape(), in1.shape(), g.win, g.groups))
+    return few_channel_conv2d(in0, in1, g.win, out);
   if (dt == DType::Float32 && op == ConvOp::BackpropInput && g.c / g.groups < 4) {
     // oneDNN pads a handful of input channels to its 16-channel blocks and
     // its backward-data kernel then runs 10-15x slower than the forward (a

@@ -226,6 +226,16 @@ TEST_CASE("conv2d at sizes where oneDNN uses its blocked and Winograd kernels") 
   s2.sh = s2.sw = 2;
   s2.mode = "same";
   check_all(rng, DType::Float32, s2, {3, 32, 15, 13}, {48, 32, 3, 3});
+  // A first layer (1 or 3 input channels, the direct kernel): LeNet's, and
+  // one with padding, rows wider than a vector block and output channels
+  // not a multiple of 8.
+  Conf valid;
+  valid.mode = "valid";
+  check_all(rng, DType::Float32, valid, {3, 1, 32, 32}, {6, 1, 5, 5});
+  Conf pad2;
+  pad2.padding = {2};
+  check_all(rng, DType::Float32, pad2, {2, 3, 20, 37}, {10, 3, 5, 5});
+  check_all(rng, DType::Float32, pad2, {2, 3, 20, 37}, {10, 3, 5, 5}, true);
   Conf one;  // 1x1 projections
   check_all(rng, DType::Float32, one, {2, 48, 7, 7}, {80, 48, 1, 1});
   check_all(rng, DType::Float64, same, {2, 16, 10, 12}, {24, 16, 3, 3});
