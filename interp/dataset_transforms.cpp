@@ -46,8 +46,8 @@ Tensor like(const Geometry& g, DType dt, int64_t h, int64_t w) {
 
 template <class T>
 T store(double v) {
-  if constexpr (std::is_same_v<T, uint8_t>)  // round half up; the clamp first makes the cast a floor
-    return static_cast<uint8_t>(std::clamp(v + 0.5, 0.0, 255.0));
+  if constexpr (std::is_same_v<T, uint8_t>)  // round half up; clamped first, the cast is a floor (min/max: no branches)
+    return static_cast<uint8_t>(std::min(std::max(v + 0.5, 0.0), 255.0));
   else
     return static_cast<T>(v);
 }
@@ -85,25 +85,36 @@ void resize_impl(const Tensor& src, Tensor& dst, const Geometry& g, Interpolatio
     col0[static_cast<size_t>(x)] = x0 * c;
     col1[static_cast<size_t>(x)] = std::min(x0 + 1, g.w - 1) * c;
   }
-  for (int64_t y = 0; y < oh; ++y) {
-    int64_t y0;
-    double fy;
-    axis(y, sy, g.h, y0, fy);
-    int64_t y1 = std::min(y0 + 1, g.h - 1);
-    const T* r0 = in + y0 * g.w * c;
-    const T* r1 = in + y1 * g.w * c;
-    T* o = out + y * ow * c;
-    for (int64_t x = 0; x < ow; ++x) {
-      size_t xi = static_cast<size_t>(x);
-      int64_t a = col0[xi], b = col1[xi];
-      double fx = colf[xi];
-      for (int64_t k = 0; k < c; ++k) {
-        double v00 = r0[a + k], v01 = r0[b + k], v10 = r1[a + k], v11 = r1[b + k];
-        double top = v00 + (v01 - v00) * fx, bottom = v10 + (v11 - v10) * fx;
-        o[x * c + k] = store<T>(top + (bottom - top) * fy);
+  // One image row: the channel count a compile-time constant for 1 and 3.
+  auto rows = [&](auto channels) {
+    constexpr int64_t C = decltype(channels)::value;
+    const int64_t cc = C > 0 ? C : c;
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t y0;
+      double fy;
+      axis(y, sy, g.h, y0, fy);
+      int64_t y1 = std::min(y0 + 1, g.h - 1);
+      const T* r0 = in + y0 * g.w * cc;
+      const T* r1 = in + y1 * g.w * cc;
+      T* o = out + y * ow * cc;
+      for (int64_t x = 0; x < ow; ++x) {
+        size_t xi = static_cast<size_t>(x);
+        int64_t a = col0[xi], b = col1[xi];
+        double fx = colf[xi];
+        for (int64_t k = 0; k < cc; ++k) {
+          double v00 = r0[a + k], v01 = r0[b + k], v10 = r1[a + k], v11 = r1[b + k];
+          double top = v00 + (v01 - v00) * fx, bottom = v10 + (v11 - v10) * fx;
+          o[x * cc + k] = store<T>(top + (bottom - top) * fy);
+        }
       }
     }
-  }
+  };
+  if (c == 1)
+    rows(std::integral_constant<int64_t, 1>{});
+  else if (c == 3)
+    rows(std::integral_constant<int64_t, 3>{});
+  else
+    rows(std::integral_constant<int64_t, 0>{});
 }
 
 template <class T>
