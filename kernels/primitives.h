@@ -46,6 +46,7 @@ enum class PrimKind : uint8_t { Compute, View, InPlace };
   X(tanh,         1, 1, Compute, "") \
   X(sigmoid,      1, 1, Compute, "") \
   X(relu,         1, 1, Compute, "") \
+  X(relu_grad,    2, 1, Compute, "") \
   X(erf,          1, 1, Compute, "") \
   X(floor,        1, 1, Compute, "") \
   X(logical_not,  1, 1, Compute, "") \
