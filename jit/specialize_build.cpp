@@ -39,9 +39,12 @@ bool calls_host(const AbsValue& fn) {
 }
 
 // Nodes whose evaluation matters beyond their value, never folded away:
-// effects, host calls and calls of graphs with effects.
+// effects, host calls and calls of graphs with effects, and depend, whose
+// value may be a constant (an optimizer's `return True` after its updates)
+// while its second input is the effect chain it orders after.
 bool has_effect(const SpecContext* inst, const ir::Node* n, const AbsValue& callee) {
-  if (n->is_call_of(ir::IrOp::print) || n->is_call_of(ir::IrOp::update_state)) return true;
+  if (n->is_call_of(ir::IrOp::print) || n->is_call_of(ir::IrOp::update_state) || n->is_call_of(ir::IrOp::depend))
+    return true;
   if (auto p = n->callee()->as_prim(); p && kernels::prim_def(p->prim).kind == kernels::PrimKind::InPlace) return true;
   if (calls_host(callee)) return true;
   auto it = inst->calls.find(n);

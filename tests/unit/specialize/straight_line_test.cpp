@@ -192,3 +192,18 @@ TEST_CASE("specialize: effects keep their order; print is not folded although it
   CHECK(text.find("assign(%para1_x, 1.0, %1) : (Tensor[Float32](2), Float32=1.0, State) -> Tensor[Float32](2)") !=
         std::string::npos);
 }
+
+TEST_CASE("specialize: a constant depended on effects keeps them (an optimizer's `return True`)") {
+  Parsed p(R"(subgraph @f(%para1_x, %para2_u) {
+  %0 = assign(%para1_x, 2.0, %para2_u)
+  %1 = update_state(%para2_u, %0)
+  %2 = depend(True, %1)
+  return(%2)
+}
+)");
+  Specialized s = p.run({f32({2}), AbsState{}});
+  CHECK(to_string(s.output) == "Bool=True");
+  std::string text = jit::test::typed_text(s);
+  CHECK(text.find("assign(%para1_x, 2.0, %para2_u)") != std::string::npos);
+  CHECK(text.find("depend(True, %1)") != std::string::npos);
+}
