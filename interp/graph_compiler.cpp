@@ -584,12 +584,12 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   // number) is specialized once, on first use: type errors (branches that
   // join different shapes, loops that change them) are reported before
   // anything runs, and save_graphs shows the typed graph. Straight-line
-  // code free of effects (a network's forward pass or its gradient) then
-  // runs as primitives: library calls expanded at the types and cleaned
-  // up, so a gradient computes only what is asked of it (no input gradient
-  // of the first layer). Anything else runs as compiled, in program order,
-  // with library calls made at run time: the specialized clones keep
-  // neither the order of effects nor loops small enough yet.
+  // code (everything inlined into one graph: a network's forward pass, its
+  // gradient, a training step) then runs as primitives: library calls
+  // expanded at the types and cleaned up, so a gradient computes only what
+  // is asked of it (no input gradient of the first layer). Anything else
+  // runs as compiled, with library calls made at run time: clones of
+  // loops grow too large to expand.
   std::vector<jit::AbsValue> sig;
   std::string key = std::to_string(reinterpret_cast<uintptr_t>(base.graph)) + ":";
   for (const exec::RtValue& a : args) {
@@ -616,12 +616,11 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
       out << ir::print_graph(*sp.graph, sp.print_options());
     }
     ir::FuncGraph* runnable = base.graph;
-    // Effects are judged on the compiled graph: specializing can lose them.
-    if (!graph_use(*base.graph).effects && graph_use(*sp.graph).graphs == 1) {
+    if (graph_use(*sp.graph).graphs == 1) {
       try {
         jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig);
         GraphUse use = graph_use(*prim.graph);
-        if (!use.effects && !use.host) runnable = prim.graph;
+        if (!use.host) runnable = prim.graph;
       } catch (const jit::SpecializeError&) {
         // The compiled graph, which specialized, still runs.
       }

@@ -151,9 +151,8 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp);
 // type-directed no-ops. Throws jit::SpecializeError.
 jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig);
 // What `g` and every graph it reaches contain: effects (print, assign,
-// state), whose order the specialized clones do not keep yet; host values
-// (library functions called at run time); how many graphs (1: straight-line
-// code, everything inlined).
+// state); host values (library functions called at run time); how many
+// graphs (1: straight-line code, everything inlined).
 struct GraphUse {
   bool effects = false;
   bool host = false;
