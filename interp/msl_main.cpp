@@ -21,6 +21,7 @@
 #include "interp/repl.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
+#include "kernels/dump.h"
 #include "kernels/profile.h"
 #include "lang/ir/lower.h"
 #include "lang/ir/printer.h"
@@ -51,7 +52,7 @@ const char* kUsage =
     "  --threads N             worker threads for kernels\n"
     "  --save-graphs DIR       write IR of every compiled graph to DIR\n"
     "  --profile               print a per-op profile at exit\n"
-    "  --dump DIR              write every op's output to DIR\n"
+    "  --dump DIR              write every kernel's outputs to DIR as .npy files\n"
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad\n"
     "  --print-after PASS      print the IR after a clean-up pass (or 'all') to stderr\n"
@@ -243,6 +244,14 @@ int run_job(const CommandLine& cl) {
   for (auto& a : cl.script_args) opts.argv.push_back(a);
   msl::Interp interp(opts);
   if (cl.profile) msl::kernels::set_profiling(true);
+  if (!cl.dump.empty()) {
+    try {
+      msl::kernels::start_dump(cl.dump);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "msl: error: %s\n", e.what());
+      return 2;
+    }
+  }
   struct ProfileReport {
     bool on;
     ~ProfileReport() {

@@ -9,6 +9,7 @@
 
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
+#include "kernels/dump.h"
 #include "kernels/profile.h"
 
 namespace msl::kernels {
@@ -112,12 +113,13 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
   }
   if (!profiling()) {
     d.cpu(KernelArgs{p, in, attrs, out});
-    return;
+  } else {
+    auto start = std::chrono::steady_clock::now();
+    d.cpu(KernelArgs{p, in, attrs, out});
+    profile_record(p, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                          .count());
   }
-  auto start = std::chrono::steady_clock::now();
-  d.cpu(KernelArgs{p, in, attrs, out});
-  profile_record(p, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-                        .count());
+  if (dumping()) dump_outputs(p, out);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The `msl` command line: exit statuses (0 ok, 1 MSL error, 2 usage), the
 # `--emit` stages (tokens, ast, anf-opt, grad), --print-after, --mode,
-# --save-graphs, argv passing, and errors for missing or unreadable files.
+# --save-graphs, --dump, argv passing, and errors for missing or unreadable
+# files.
 set -u
 msl="$1"
 tmp="$(mktemp -d)"
@@ -52,6 +53,19 @@ check mode-pynative 0 "1" -- "$msl" --mode pynative -c 'import msl.context as c;
 printf 'import msl\nfrom msl import Tensor\nprint(msl.grad(lambda x: x * x)(Tensor(3.0)))\n' > "$tmp/sg.msl"
 check save-graphs 0 "value= 6" -- "$msl" --save-graphs "$tmp/graphs" run "$tmp/sg.msl"
 check save-graphs-files 0 "grad_opt.ir" -- ls "$tmp/graphs"
+
+# --dump DIR: each kernel's output as a .npy file, in order, with an index;
+# the same program gives the same files in both modes. The values are read
+# back with od here, independently of the writer: relu([1, -2, 3]) * 2.
+printf 'import msl\nfrom msl import ops\nx = msl.Tensor([1.0, -2.0, 3.0], msl.float32)\nprint(ops.relu(x) * 2.0)\n' > "$tmp/dump.msl"
+check dump-run 0 "[2. 0. 6.]" -- "$msl" --dump "$tmp/dump_g" run "$tmp/dump.msl"
+check dump-index 0 "000001_mul.npy float32 (3,)" -- cat "$tmp/dump_g/index.txt"
+check dump-npy-header 0 "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }" -- head -c 128 "$tmp/dump_g/000001_mul.npy"
+check dump-npy-values 0 "2 0 6" -- sh -c "tail -c 12 '$tmp/dump_g/000001_mul.npy' | od -An -t f4 | tr -s ' ' | sed 's/^ //'"
+"$msl" --mode pynative --dump "$tmp/dump_p" run "$tmp/dump.msl" >/dev/null 2>&1
+check dump-modes-agree 0 "" -- diff -r "$tmp/dump_g" "$tmp/dump_p"
+printf 'x' > "$tmp/afile"
+check dump-bad-dir 2 "--dump: cannot create the folder" -- "$msl" --dump "$tmp/afile/sub" -c 'pass'
 check help 0 "usage: msl" -- "$msl" --help
 # Piped REPL input: every module-level expression statement shows its value.
 check repl-piped-values 0 $'0\n1\n2\n5' -- bash -c "printf 'for i in range(3): i\n\nx = 5\nx\nNone\n' | '$msl'"
