@@ -12,8 +12,11 @@
 // output, as for assign) and, as MindSpore's kernel does, `accumulation`
 // (input 1). Both are optimizer-owned Parameters that nothing else in the
 // step reads, which is what makes the second write safe to leave out of the
-// effect bookkeeping (which tracks input 0 only).
-//     g     = gradient * gradient_scale
+// effect bookkeeping (which tracks input 0 only). Weight decay is folded in
+// (MindSpore adds it to the gradient in a separate op first): two fewer
+// passes over every weight, which for a ResNet's convolutions are tens of
+// megabytes per step.
+//     g     = (gradient + weight_decay * var) * gradient_scale
 //     accum = momentum * accum + g
 //     var  -= lr * (g + momentum * accum)      use_nesterov
 //     var  -= lr * accum                       otherwise
@@ -35,18 +38,18 @@ void check_scalar(const TensorSpec& s, const char* what) {
 }
 
 template <class T>
-void momentum_loop(T* var, T* accum, const T* grad, int64_t n, T lr, T mom, T scale, bool nesterov) {
+void momentum_loop(T* var, T* accum, const T* grad, int64_t n, T lr, T mom, T scale, T decay, bool nesterov) {
   parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
     if (nesterov) {
       for (int64_t i = b; i < e; ++i) {
-        T g = grad[i] * scale;
+        T g = (grad[i] + decay * var[i]) * scale;
         T a = mom * accum[i] + g;
         accum[i] = a;
         var[i] -= lr * (g + mom * a);
       }
     } else {
       for (int64_t i = b; i < e; ++i) {
-        T a = mom * accum[i] + grad[i] * scale;
+        T a = mom * accum[i] + (grad[i] + decay * var[i]) * scale;
         accum[i] = a;
         var[i] -= lr * a;
       }
@@ -79,13 +82,14 @@ void cpu_apply_momentum(const KernelArgs& a) {
   if (var.shares_storage(accum)) throw ValueError("apply_momentum: the parameter and its accumulation share memory");
   Tensor grad = a.in[3].is_contiguous() ? a.in[3] : a.in[3].contiguous();
   double lr = a.in[2].item(), mom = a.in[4].item(), scale = a.attrs.get_float("gradient_scale", 1.0);
+  double decay = a.attrs.get_float("weight_decay", 0.0);
   bool nesterov = a.attrs.get_bool("use_nesterov");
   int64_t n = var.numel();
   if (var.dtype() == DType::Float32)
     momentum_loop<float>(var.data<float>(), accum.data<float>(), grad.data<float>(), n, static_cast<float>(lr),
-                         static_cast<float>(mom), static_cast<float>(scale), nesterov);
+                         static_cast<float>(mom), static_cast<float>(scale), static_cast<float>(decay), nesterov);
   else
-    momentum_loop<double>(var.data<double>(), accum.data<double>(), grad.data<double>(), n, lr, mom, scale,
+    momentum_loop<double>(var.data<double>(), accum.data<double>(), grad.data<double>(), n, lr, mom, scale, decay,
                           nesterov);
 }
 

@@ -109,7 +109,7 @@ enum class PrimKind : uint8_t { Compute, View, InPlace };
   X(random_uniform, 0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int") \
   X(random_normal,  0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int") \
   /* effects: optimizer updates (also write input 1), assign */ \
-  X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float") \
+  X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float weight_decay:float") \
   X(assign,       2, 1, InPlace, "")
 // clang-format on
 

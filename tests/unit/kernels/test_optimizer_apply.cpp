@@ -1,5 +1,5 @@
 // apply_momentum against the Momentum update written out in float64 here,
-// over several steps (plain and Nesterov, with a gradient scale), on a
+// over several steps (plain and Nesterov, gradient scale, weight decay), on a
 // tensor large enough to be split across threads; the parameter is the
 // output and both it and the accumulation change in place; bad inputs
 // are errors that leave both untouched.
@@ -18,15 +18,16 @@ struct Ref {
   std::vector<double> var, accum;
 };
 
-void ref_step(Ref& r, const std::vector<double>& grad, double lr, double mom, double scale, bool nesterov) {
+void ref_step(Ref& r, const std::vector<double>& grad, double lr, double mom, double scale, double decay,
+              bool nesterov) {
   for (size_t i = 0; i < r.var.size(); ++i) {
-    double g = grad[i] * scale;
+    double g = (grad[i] + decay * r.var[i]) * scale;
     r.accum[i] = mom * r.accum[i] + g;
     r.var[i] -= nesterov ? lr * (g + mom * r.accum[i]) : lr * r.accum[i];
   }
 }
 
-void check_momentum(DType dt, int64_t n, bool nesterov, double scale) {
+void check_momentum(DType dt, int64_t n, bool nesterov, double scale, double decay = 0.0) {
   std::mt19937 rng(7);
   Tensor var = random_tensor(rng, dt, Dims{n}), accum = Tensor::zeros(dt, Dims{n});
   Ref ref{to_vector(var), to_vector(accum)};
@@ -36,10 +37,11 @@ void check_momentum(DType dt, int64_t n, bool nesterov, double scale) {
     Attrs attrs;
     attrs.set("use_nesterov", nesterov);
     attrs.set("gradient_scale", scale);
+    attrs.set("weight_decay", decay);
     std::vector<Tensor> in{var, accum, Tensor::scalar(dt, lr), grad, Tensor::scalar(dt, 0.9)};
     Tensor out = execute1(Prim::apply_momentum, in, attrs);
     CHECK(out.shares_storage(var));
-    ref_step(ref, to_vector(grad), lr, 0.9, scale, nesterov);
+    ref_step(ref, to_vector(grad), lr, 0.9, scale, decay, nesterov);
   }
   double tol = dt == DType::Float32 ? 1e-5 : 1e-12;
   std::vector<double> v = to_vector(var), a = to_vector(accum);
@@ -55,6 +57,8 @@ TEST_CASE("apply_momentum: three steps against float64 Momentum") {
   check_momentum(DType::Float32, 37, false, 1.0);
   check_momentum(DType::Float32, 37, true, 1.0);
   check_momentum(DType::Float64, 37, true, 0.25);
+  check_momentum(DType::Float64, 37, false, 0.5, 0.01);  // weight decay, scaled with the gradient
+  check_momentum(DType::Float32, 37, true, 1.0, 1e-4);
   // Large enough for parallel_for to split it (the tail of each chunk too).
   check_momentum(DType::Float32, 3 * kParallelGrain + 5, false, 0.5);
   check_momentum(DType::Float32, 3 * kParallelGrain + 5, true, 1.0);
