@@ -1,5 +1,6 @@
-// Fused optimizer updates (MindSpore's ApplyMomentum): one pass over a
-// parameter and its optimizer state instead of a chain of elementwise ops.
+// Fused optimizer updates (MindSpore's ApplyMomentum and Adam): one pass
+// over a parameter and its optimizer state instead of a chain of
+// elementwise ops.
 //
 // Written as separate ops, a Momentum step reads and writes each parameter
 // sized array about ten times and allocates as many temporaries; these
@@ -20,7 +21,18 @@
 //     accum = momentum * accum + g
 //     var  -= lr * (g + momentum * accum)      use_nesterov
 //     var  -= lr * accum                       otherwise
+//
+// apply_adam(var, m, v, lr, beta1, beta2, epsilon, gradient) writes var, m
+// and v (lr already bias-corrected by the optimizer, as nn.Adam's rate
+// Cell does):
+//     g    = (gradient + weight_decay * var) * gradient_scale   (decay: Adam)
+//     m    = beta1 * m + (1 - beta1) * g
+//     v    = beta2 * v + (1 - beta2) * g * g
+//     var -= lr * (m / (sqrt(v) + epsilon) + weight_decay * var) (decay: decoupled, AdamWeightDecay)
 #include <fmt/format.h>
+
+#include <cmath>
+#include <span>
 
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
@@ -57,7 +69,71 @@ void momentum_loop(T* var, T* accum, const T* grad, int64_t n, T lr, T mom, T sc
   });
 }
 
+template <class T>
+void adam_loop(T* var, T* m, T* v, const T* grad, int64_t n, T lr, T b1, T b2, T eps, T scale, T decay,
+               bool decoupled) {
+  T gdecay = decoupled ? T(0) : decay, udecay = decoupled ? decay : T(0);
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T g = (grad[i] + gdecay * var[i]) * scale;
+      T mi = b1 * m[i] + (T(1) - b1) * g;
+      T vi = b2 * v[i] + (T(1) - b2) * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      var[i] -= lr * (mi / (std::sqrt(vi) + eps) + udecay * var[i]);
+    }
+  });
+}
+
+// The parameter, its state tensors and gradient: one float dtype, one shape.
+void check_state(const char* op, std::span<const TensorSpec> tensors, std::span<const char* const> names) {
+  const TensorSpec& var = tensors[0];
+  if (var.dtype != DType::Float32 && var.dtype != DType::Float64)
+    throw DTypeError(fmt::format("{}: the parameter must be float32 or float64, got {}", op, dtype_name(var.dtype)));
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i].dtype != var.dtype)
+      throw DTypeError(fmt::format("{}: {} is {} but the parameter is {}", op, names[i], dtype_name(tensors[i].dtype),
+                                   dtype_name(var.dtype)));
+    if (tensors[i].shape != var.shape)
+      throw ShapeError(fmt::format("{}: {} has shape {} but the parameter has shape {}", op, names[i],
+                                   tensors[i].shape.str(), var.shape.str()));
+  }
+}
+
 }  // namespace
+
+void infer_apply_adam(const InferArgs& a) {
+  const TensorSpec state[] = {a.in[0], a.in[1], a.in[2], a.in[7]};
+  const char* const names[] = {"the parameter", "m", "v", "the gradient"};
+  check_state("apply_adam", state, names);
+  const char* scalars[] = {nullptr, nullptr, nullptr, "the learning rate", "beta1", "beta2", "epsilon"};
+  for (int i = 3; i < 7; ++i) {
+    const TensorSpec& s = a.in[static_cast<size_t>(i)];
+    if (s.shape.product() != 1 || !is_floating(s.dtype))
+      throw ShapeError(fmt::format("apply_adam: {} must be one float value, got {} {}", scalars[i], dtype_name(s.dtype),
+                                   s.shape.str()));
+  }
+  a.out[0] = a.in[0];
+}
+
+void cpu_apply_adam(const KernelArgs& a) {
+  const Tensor &var = a.in[0], &m = a.in[1], &v = a.in[2];
+  if (!var.is_contiguous() || !m.is_contiguous() || !v.is_contiguous())
+    throw ValueError("apply_adam: the parameter and its moments must be contiguous");
+  if (var.shares_storage(m) || var.shares_storage(v) || m.shares_storage(v))
+    throw ValueError("apply_adam: the parameter and its moments share memory");
+  Tensor grad = a.in[7].is_contiguous() ? a.in[7] : a.in[7].contiguous();
+  double lr = a.in[3].item(), b1 = a.in[4].item(), b2 = a.in[5].item(), eps = a.in[6].item();
+  double scale = a.attrs.get_float("gradient_scale", 1.0), decay = a.attrs.get_float("weight_decay", 0.0);
+  bool decoupled = a.attrs.get_bool("decoupled");
+  int64_t n = var.numel();
+  if (var.dtype() == DType::Float32)
+    adam_loop<float>(var.data<float>(), m.data<float>(), v.data<float>(), grad.data<float>(), n, float(lr), float(b1),
+                     float(b2), float(eps), float(scale), float(decay), decoupled);
+  else
+    adam_loop<double>(var.data<double>(), m.data<double>(), v.data<double>(), grad.data<double>(), n, lr, b1, b2, eps,
+                      scale, decay, decoupled);
+}
 
 void infer_apply_momentum(const InferArgs& a) {
   const TensorSpec &var = a.in[0], &accum = a.in[1], &grad = a.in[3];

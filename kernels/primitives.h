@@ -110,6 +110,7 @@ enum class PrimKind : uint8_t { Compute, View, InPlace };
   X(random_normal,  0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int") \
   /* effects: optimizer updates (also write input 1), assign */ \
   X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float weight_decay:float") \
+  X(apply_adam,   8, 1, InPlace, "gradient_scale:float weight_decay:float decoupled:bool") \
   X(assign,       2, 1, InPlace, "")
 // clang-format on
 
