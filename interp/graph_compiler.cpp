@@ -13,6 +13,7 @@
 #include "interp/native_args.h"
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
+#include "jit/passes/fuse_elementwise.h"
 #include "jit/passes/pipeline.h"
 #include "lang/ir/dot.h"
 #include "lang/ir/printer.h"
@@ -591,7 +592,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   // runs as compiled, with library calls made at run time: clones of
   // loops grow too large to expand.
   std::vector<jit::AbsValue> sig;
-  std::string key = std::to_string(reinterpret_cast<uintptr_t>(base.graph)) + ":";
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(base.graph)) + (graph_mode ? "g:" : "p:");
   for (const exec::RtValue& a : args) {
     sig.push_back(abstract_of(a));
     key += jit::identity_key(sig.back()) + ";";
@@ -620,7 +621,17 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
       try {
         jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig);
         GraphUse use = graph_use(*prim.graph);
-        if (!use.host) runnable = prim.graph;
+        if (!use.host) {
+          runnable = prim.graph;
+          if (graph_mode && jit::run_fuse_elementwise(module, prim) > 0) clock.mark("fuse");
+          if (!save_dir.empty()) {
+            char num[16];
+            std::snprintf(num, sizeof num, "%02d_", saved++);
+            std::ofstream out(std::filesystem::path(save_dir) / (num + base.graph->name() + "_primitives.ir"),
+                              std::ios::binary);
+            out << ir::print_graph(*prim.graph, prim.print_options());
+          }
+        }
       } catch (const jit::SpecializeError&) {
         // The compiled graph, which specialized, still runs.
       }

@@ -82,6 +82,10 @@ class GraphCompiler {
   int saved = 0;
   // Writes `g`'s nest as DIR/NN_name_phase.ir (and .dot when `dot`).
   void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot);
+  // GRAPH_MODE (msl.context): compiled graphs also fuse elementwise
+  // clusters into generated loops; PYNATIVE_MODE keeps one kernel per op.
+  bool graph_mode = true;
+
   // Runs the clean-up pipeline on `g` (with --print-after dumps).
   void optimize(ir::FuncGraph& g);
 

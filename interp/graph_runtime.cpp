@@ -18,6 +18,7 @@
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
 #include "interp/trace.h"
+#include "jit/passes/fuse_elementwise.h"
 
 namespace msl {
 
@@ -125,6 +126,11 @@ exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
 }
 
 exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::RtValue> args) {
+  if (auto fused = dynamic_cast<const jit::FusedElementwise*>(h.get())) {
+    std::vector<kernels::Tensor> ins;
+    for (const exec::RtValue& a : args) ins.push_back(a.tensor());
+    return exec::RtValue(fused->run(ins));
+  }
   if (auto rule = dynamic_cast<const RuleHost*>(h.get())) {
     if (const ir::FuncGraph* g = traced_rule(*rule, args)) {
       std::vector<exec::RtValue> tensors;

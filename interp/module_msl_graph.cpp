@@ -101,6 +101,14 @@ Value f_set_save_graphs(Interp& I, Args& a, Object*) {
   return Value::none();
 }
 
+// set_graph_mode(on): GRAPH_MODE (fusion in compiled graphs) or PYNATIVE_MODE.
+Value f_set_graph_mode(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "set_graph_mode", a, 1, 1, v);
+  compiler_of(I).graph_mode = I.truthy(v[0]);
+  return Value::none();
+}
+
 // The initial mode and save_graphs setting given on the command line.
 Value f_cli_options(Interp& I, Args& a, Object*) {
   bind_positional(I, "cli_options", a, 0, 0, nullptr);
@@ -161,6 +169,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "ir_text", f_ir_text);
   I.def_native(&m, "set_save_graphs", f_set_save_graphs);
   I.def_native(&m, "cli_options", f_cli_options);
+  I.def_native(&m, "set_graph_mode", f_set_graph_mode);
   I.def_native(&m, "compile_times", f_compile_times);
   I.def_native(&m, "gradient_stats", f_gradient_stats);
   I.def_native(&m, "invalidate", f_invalidate);
