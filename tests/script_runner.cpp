@@ -220,7 +220,15 @@ RunResult run_child(const std::string& msl, const std::string& dir, const std::s
     std::perror("msl_script_runner: pipe");
     std::exit(2);
   }
-  std::vector<std::string> argv_store = {msl, "run", script};
+  std::vector<std::string> argv_store = {msl};
+  // MSL_TEST_MODE=pynative|graph: the default execution mode (--mode); the
+  // `modes` CTest label runs the ops scripts with the other one.
+  if (const char* mode = std::getenv("MSL_TEST_MODE"); mode && *mode) {
+    argv_store.push_back("--mode");
+    argv_store.push_back(mode);
+  }
+  argv_store.push_back("run");
+  argv_store.push_back(script);
   for (auto& a : spec.args) argv_store.push_back(a);
   std::vector<char*> argv;
   for (auto& a : argv_store) argv.push_back(a.data());

@@ -24,6 +24,25 @@ foreach(test_file IN LISTS MSL_SCRIPT_TESTS)
   set_tests_properties(${test_name} PROPERTIES LABELS script TIMEOUT 60)
 endforeach()
 
+# Mode equivalence (label `modes`): every ops script again with PYNATIVE_MODE
+# as the default (MSL_TEST_MODE, i.e. `msl --mode pynative`), so code that
+# runs compiled by default (Cells, msl.jit, gradients: fused and expanded in
+# GRAPH_MODE) must give the same output op by op. Scripts that read the
+# default mode itself say `mode-sensitive` in a comment and are skipped.
+file(GLOB MSL_OPS_SCRIPT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/ops/*/*.msl)
+foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
+  file(STRINGS ${test_file} sensitive REGEX "^#.*mode-sensitive")
+  if(sensitive)
+    continue()
+  endif()
+  get_filename_component(test_case ${test_file} NAME_WLE)
+  get_filename_component(test_dir ${test_file} DIRECTORY)
+  get_filename_component(test_feature ${test_dir} NAME)
+  set(test_name pynative/ops/${test_feature}/${test_case})
+  add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+  set_tests_properties(${test_name} PROPERTIES LABELS "script;modes" TIMEOUT 60 ENVIRONMENT MSL_TEST_MODE=pynative)
+endforeach()
+
 # Self-tests of the runner: each script's annotations are wrong on purpose, so
 # the runner must fail it (WILL_FAIL). Guards against a vacuously passing runner.
 file(GLOB MSL_SCRIPT_SELFTESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/script_runner_selftest/*.msl)
