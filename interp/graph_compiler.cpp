@@ -623,7 +623,10 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
         GraphUse use = graph_use(*prim.graph);
         if (!use.host) {
           runnable = prim.graph;
-          if (graph_mode && jit::run_fuse_elementwise(module, prim) > 0) clock.mark("fuse");
+          if (graph_mode && jit::run_fuse_elementwise(module, prim) > 0) {
+            clock.mark("fuse");
+            if (I.options().emit_llvm) emit_llvm(*prim.graph);
+          }
           if (!save_dir.empty()) {
             char num[16];
             std::snprintf(num, sizeof num, "%02d_", saved++);
@@ -643,6 +646,25 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
     return exec::run_graph(*it->second, std::move(args), exec_options());
   } catch (...) {
     raise_exec_error(I);
+  }
+}
+
+// msl --emit=llvm: each fused cluster's program and optimized LLVM IR, on
+// stdout as the program compiles it.
+void GraphCompiler::emit_llvm(const ir::FuncGraph& g) {
+  for (ir::Node* n : ir::topo_order(g)) {
+    if (!n->is_apply() || !n->callee()->is_constant()) continue;
+    auto f = dynamic_cast<const jit::FusedElementwise*>(n->callee()->as_host());
+    if (!f) continue;
+    std::string text = "; " + f->name() + " of @" + g.name() + ", shape " + f->shape().str() + "\n";
+    std::string program = f->program().text();
+    for (size_t start = 0; start < program.size();) {
+      size_t end = program.find('\n', start);
+      text += "; " + program.substr(start, end - start) + "\n";
+      start = end == std::string::npos ? program.size() : end + 1;
+    }
+    text += jit::codegen::ElementwiseJit::instance().llvm_ir(f->program()) + "\n";
+    I.write_out(text);
   }
 }
 

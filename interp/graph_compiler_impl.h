@@ -86,6 +86,9 @@ class GraphCompiler {
   // clusters into generated loops; PYNATIVE_MODE keeps one kernel per op.
   bool graph_mode = true;
 
+  // msl --emit=llvm: prints the fused clusters of `g` as LLVM IR.
+  void emit_llvm(const ir::FuncGraph& g);
+
   // Runs the clean-up pipeline on `g` (with --print-after dumps).
   void optimize(ir::FuncGraph& g);
 

@@ -62,6 +62,8 @@ class Interp {
     std::string graph_mode = "graph";
     std::string save_graphs_dir;
     std::string print_after;
+    // msl --emit=llvm: print the LLVM IR of every fused cluster compiled.
+    bool emit_llvm = false;
   };
 
   explicit Interp(Options opts);

@@ -54,7 +54,8 @@ const char* kUsage =
     "  --profile               print a per-op profile at exit\n"
     "  --dump DIR              write every kernel's outputs to DIR as .npy files\n"
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
-    "                          anf (lowered graphs), anf-opt (after clean-up), grad\n"
+    "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
+    "                          llvm (runs FILE; prints each fused loop's LLVM IR)\n"
     "  --print-after PASS      print the IR after a clean-up pass (or 'all') to stderr\n"
     "  -h, --help              show this help\n";
 
@@ -105,8 +106,9 @@ CommandLine parse_args(int argc, char** argv) {
       cl.profile = true;
     } else if (is("--emit")) {
       cl.emit = value("--emit");
-      if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad")
-        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad)");
+      if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad" &&
+          cl.emit != "llvm")
+        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm)");
     } else if (is("--print-after")) {
       cl.print_after = value("--print-after");
     } else if (a == "-c") {
@@ -183,6 +185,8 @@ int run_job(const CommandLine& cl) {
   opts.graph_mode = cl.mode;
   opts.save_graphs_dir = cl.save_graphs;
   opts.print_after = cl.print_after;
+  // --emit=llvm runs the program: clusters are generated as it compiles.
+  opts.emit_llvm = cl.emit == "llvm";
   if (!cl.print_after.empty() && cl.print_after != "all") {
     const auto& names = msl::jit::pass_names();
     if (std::find(names.begin(), names.end(), cl.print_after) == names.end()) {
@@ -215,7 +219,7 @@ int run_job(const CommandLine& cl) {
   }
   auto source = std::make_shared<msl::SourceFile>(name, std::move(text));
 
-  if (!cl.emit.empty()) {
+  if (!cl.emit.empty() && !opts.emit_llvm) {
     std::vector<msl::Diagnostic> errors;
     std::string out;
     if (cl.emit == "tokens") {

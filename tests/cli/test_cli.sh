@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `msl` command line: exit statuses (0 ok, 1 MSL error, 2 usage), the
-# `--emit` stages (tokens, ast, anf-opt, grad), --print-after, --mode,
+# `--emit` stages (tokens, ast, anf-opt, grad, llvm), --print-after, --mode,
 # --save-graphs, --dump, argv passing, and errors for missing or unreadable
 # files.
 set -u
@@ -43,7 +43,7 @@ check run-without-file 2 "run needs a FILE" -- "$msl" run
 check bad-seed 2 "expects an integer" -- "$msl" --seed x -c 'pass'
 check emit-tokens 0 "1:1 NAME 'x'" -- "$msl" --emit=tokens "$tmp/ok.msl"
 check emit-ast 0 "Assign 1:1" -- "$msl" --emit ast "$tmp/ok.msl"
-check emit-unknown 2 "unknown --emit stage" -- "$msl" --emit=llvm "$tmp/ok.msl"
+check emit-unknown 2 "unknown --emit stage" -- "$msl" --emit=bytecode "$tmp/ok.msl"
 printf 'def f(x, y):\n    return x * y\n' > "$tmp/g.msl"
 check emit-anf-opt 0 "= mul(%para1_x, %para2_y)" -- "$msl" --emit=anf-opt "$tmp/g.msl"
 check emit-grad 0 '$bprop_mul(%para1_x, %para2_y, %0, %1)' -- "$msl" --emit=grad "$tmp/g.msl"
@@ -64,6 +64,13 @@ check dump-npy-header 0 "{'descr': '<f4', 'fortran_order': False, 'shape': (3,),
 check dump-npy-values 0 "2 0 6" -- sh -c "tail -c 12 '$tmp/dump_g/000001_mul.npy' | od -An -t f4 | tr -s ' ' | sed 's/^ //'"
 "$msl" --mode pynative --dump "$tmp/dump_p" run "$tmp/dump.msl" >/dev/null 2>&1
 check dump-modes-agree 0 "" -- diff -r "$tmp/dump_g" "$tmp/dump_p"
+# --emit=llvm: the program runs and each fused loop's LLVM IR is printed,
+# vectorized for the host (a <N x float> type in the loop).
+printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x, a):\n    return ops.sigmoid(x * a + 1.0) - x\nprint(f(ops.ones((40,)), ops.ones((40,))).shape)\n' > "$tmp/llvm.msl"
+check emit-llvm-program 0 "; %5 = sigmoid %4" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
+check emit-llvm-ir 0 "define void @msl_fused(" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
+check emit-llvm-vector 0 "x float>" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
+check emit-llvm-runs 0 "(40,)" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
 printf 'x' > "$tmp/afile"
 check dump-bad-dir 2 "--dump: cannot create the folder" -- "$msl" --dump "$tmp/afile/sub" -c 'pass'
 check help 0 "usage: msl" -- "$msl" --help
