@@ -94,7 +94,11 @@ jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, co
     gc.optimize(*sp.graph);
     sp = jit::specialize(gc.module, *sp.graph, sig, so);
   }
-  if (jit::run_typed_simplify(gc.module, sp)) gc.optimize(*sp.graph);
+  if (jit::run_typed_simplify(gc.module, sp)) {
+    gc.optimize(*sp.graph);
+    // The clean-up rebuilt nodes: type them again (fusion reads the types).
+    sp = jit::specialize(gc.module, *sp.graph, sig, so);
+  }
   return sp;
 }
 

@@ -70,6 +70,7 @@ const char* op_name(EwOp op) {
     case EwOp::Div: return "div";
     case EwOp::Neg: return "neg";
     case EwOp::Relu: return "relu";
+    case EwOp::ReluGrad: return "relu_grad";
     case EwOp::Max: return "maximum";
     case EwOp::Min: return "minimum";
     case EwOp::Exp: return "exp";
@@ -81,7 +82,7 @@ const char* op_name(EwOp op) {
 
 bool is_binary(EwOp op) {
   return op == EwOp::Add || op == EwOp::Sub || op == EwOp::Mul || op == EwOp::Div || op == EwOp::Max ||
-         op == EwOp::Min;
+         op == EwOp::Min || op == EwOp::ReluGrad;
 }
 
 void validate(const EwProgram& p) {
@@ -161,6 +162,8 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
     case EwOp::Neg: return b.CreateFNeg(a);
     // relu(NaN) is NaN (as the kernel library's): x > 0 ? x : (x is NaN ? x : 0).
     case EwOp::Relu: return b.CreateSelect(b.CreateFCmpUGT(a, c(0.0)), a, c(0.0));
+    // relu_grad(dy, y): dy where y > 0 (a NaN y selects 0, as the kernel).
+    case EwOp::ReluGrad: return b.CreateSelect(b.CreateFCmpOGT(y, c(0.0)), a, c(0.0));
     // maximum/minimum propagate NaN (NumPy), which maximum/minimum intrinsics do.
     case EwOp::Max: return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a, y);
     case EwOp::Min: return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a, y);

@@ -22,7 +22,7 @@
 
 namespace msl::jit::codegen {
 
-enum class EwOp : uint8_t { Input, Const, Add, Sub, Mul, Div, Neg, Relu, Max, Min, Exp, Sigmoid, Tanh };
+enum class EwOp : uint8_t { Input, Const, Add, Sub, Mul, Div, Neg, Relu, ReluGrad, Max, Min, Exp, Sigmoid, Tanh };
 
 struct EwValue {
   EwOp op = EwOp::Input;

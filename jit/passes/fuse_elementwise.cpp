@@ -39,6 +39,7 @@ bool ew_op(const Node* n, EwOp& op) {
     case Prim::div: op = EwOp::Div; return true;
     case Prim::neg: op = EwOp::Neg; return true;
     case Prim::relu: op = EwOp::Relu; return true;
+    case Prim::relu_grad: op = EwOp::ReluGrad; return true;
     case Prim::maximum: op = EwOp::Max; return true;
     case Prim::minimum: op = EwOp::Min; return true;
     case Prim::exp: op = EwOp::Exp; return true;

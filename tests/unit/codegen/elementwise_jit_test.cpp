@@ -81,6 +81,7 @@ TEST_CASE("each op against float64, including exp's range ends") {
       {EwOp::Min, true, [](double u, double v) { return std::min(u, v); }},
       {EwOp::Neg, false, [](double u, double) { return -u; }},
       {EwOp::Relu, false, [](double u, double) { return std::max(u, 0.0); }},
+      {EwOp::ReluGrad, true, [](double u, double v) { return v > 0 ? u : 0.0; }},
       {EwOp::Exp, false, [](double u, double) { return std::exp(u); }},
       {EwOp::Sigmoid, false, [](double u, double) { return ref_sigmoid(u); }},
       {EwOp::Tanh, false, [](double u, double) { return std::tanh(u); }},
