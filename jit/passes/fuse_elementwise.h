@@ -6,9 +6,8 @@
 // What it does, on a specialized graph of primitives (after expansion):
 //   * a node is fusible when it applies add, sub, mul, div, neg, relu,
 //     relu_grad, maximum, minimum, exp, sigmoid or tanh, its result is a
-//     float32
-//     tensor, and each operand is either a float32 tensor of the same
-//     shape or a float constant (a number or a one-element tensor);
+//     float32 tensor, and each operand is either a float32 tensor of the
+//     same shape or a float constant (a number or a one-element tensor);
 //   * clusters grow from a root (visited from the output backwards) by
 //     absorbing fusible operands all of whose users are already in the
 //     cluster, so no intermediate value is needed outside it;
