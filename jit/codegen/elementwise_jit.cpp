@@ -86,8 +86,11 @@ bool is_binary(EwOp op) {
 }
 
 void validate(const EwProgram& p) {
-  if (p.values.empty() || p.output < 0 || p.output >= static_cast<int>(p.values.size()))
+  if (p.values.empty() || p.outputs.empty())
     throw std::invalid_argument("elementwise program: no output value");
+  for (int o : p.outputs)
+    if (o < 0 || o >= static_cast<int>(p.values.size()))
+      throw std::invalid_argument(fmt::format("elementwise program: output %{} is not a value", o));
   for (size_t i = 0; i < p.values.size(); ++i) {
     const EwValue& v = p.values[i];
     int n = static_cast<int>(i);
@@ -116,7 +119,9 @@ std::string EwProgram::text() const {
     else
       s += fmt::format("%{} = {} %{}\n", i, op_name(v.op), v.a);
   }
-  return s + fmt::format("out %{}\n", output);
+  s += "out";
+  for (int o : outputs) s += fmt::format(" %{}", o);
+  return s + "\n";
 }
 
 // ------------------------------------------------------------- codegen
@@ -178,7 +183,8 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
   return nullptr;
 }
 
-// void NAME(ptr in, ptr out, i64 begin, i64 end): the loop over [begin, end).
+// void NAME(ptr in, ptr out, i64 begin, i64 end): the loop over [begin,
+// end); in and out are arrays of array pointers.
 void build_function(llvm::Module& m, const EwProgram& p, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   IRBuilder<> b(ctx);
@@ -186,15 +192,16 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   llvm::Type* i64 = b.getInt64Ty();
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  fn->addParamAttr(1, llvm::Attribute::NoAlias);
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   auto* loop = llvm::BasicBlock::Create(ctx, "loop", fn);
   auto* done = llvm::BasicBlock::Create(ctx, "done", fn);
   b.SetInsertPoint(entry);
   llvm::Argument *in = fn->getArg(0), *out = fn->getArg(1), *begin = fn->getArg(2), *end = fn->getArg(3);
-  std::vector<Value*> bases;
+  std::vector<Value*> bases, outs;
   for (int k = 0; k < p.num_inputs; ++k)
     bases.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, in, static_cast<uint64_t>(k))));
+  for (size_t k = 0; k < p.outputs.size(); ++k)
+    outs.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, out, k)));
   b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, done);
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(i64, 2);
@@ -203,7 +210,8 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   for (Value* base : bases) ins.push_back(b.CreateLoad(b.getFloatTy(), b.CreateGEP(b.getFloatTy(), base, i)));
   std::vector<Value*> vals;
   for (const EwValue& v : p.values) vals.push_back(gen_value(b, v, vals, ins));
-  b.CreateStore(vals[static_cast<size_t>(p.output)], b.CreateGEP(b.getFloatTy(), out, i));
+  for (size_t k = 0; k < p.outputs.size(); ++k)
+    b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(b.getFloatTy(), outs[k], i));
   Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, loop);
   b.CreateCondBr(b.CreateICmpSLT(next, end), loop, done);
@@ -298,7 +306,7 @@ EwFunction ElementwiseJit::compile(const EwProgram& p) {
   return fn;
 }
 
-void ElementwiseJit::run(const EwProgram& p, const float* const* in, float* out, int64_t n) {
+void ElementwiseJit::run(const EwProgram& p, const float* const* in, float* const* out, int64_t n) {
   EwFunction fn = compile(p);
   kernels::parallel_for(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) { fn(in, out, b, e); });
 }

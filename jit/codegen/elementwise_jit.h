@@ -3,7 +3,8 @@
 //
 // A cluster (chain or DAG of elementwise ops over same-shaped float32
 // tensors) is described as an EwProgram: numbered values, each an input, a
-// constant or an op of earlier values. compile() turns it into one loop
+// constant or an op of earlier values, and the values it outputs (a
+// gradient's several results share their intermediates in one loop). compile() turns it into one loop
 // over the elements, optimized at O3 for the host CPU (LLVM's loop
 // vectorizer then uses AVX-512 or AVX2 as the CPU has them), cached by the
 // program's text; run() splits the elements across the kernel threads.
@@ -34,7 +35,7 @@ struct EwValue {
 struct EwProgram {
   int num_inputs = 0;
   std::vector<EwValue> values;
-  int output = -1;  // the value stored
+  std::vector<int> outputs;  // the values stored, one output array each
 
   int input(int k);
   int constant(float c);
@@ -45,8 +46,8 @@ struct EwProgram {
   std::string text() const;
 };
 
-// out[i] = program(in[0][i], in[1][i], ...), i in [0, n).
-using EwFunction = void (*)(const float* const* in, float* out, int64_t begin, int64_t end);
+// out[k][i] = output k of program(in[0][i], in[1][i], ...), i in [begin, end).
+using EwFunction = void (*)(const float* const* in, float* const* out, int64_t begin, int64_t end);
 
 class ElementwiseJit {
  public:
@@ -58,7 +59,7 @@ class ElementwiseJit {
   // LLVM fails.
   EwFunction compile(const EwProgram& p);
   // Runs the compiled loop over n elements, split across kernel threads.
-  void run(const EwProgram& p, const float* const* in, float* out, int64_t n);
+  void run(const EwProgram& p, const float* const* in, float* const* out, int64_t n);
   // The optimized LLVM IR of `p`'s loop (msl --emit=llvm).
   std::string llvm_ir(const EwProgram& p);
   // The host CPU and features code is generated for.

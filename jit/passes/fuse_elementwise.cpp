@@ -1,6 +1,7 @@
 #include "jit/passes/fuse_elementwise.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -13,16 +14,20 @@ namespace msl::jit {
 using codegen::EwOp;
 using ir::Node;
 
-kernels::Tensor FusedElementwise::run(const std::vector<kernels::Tensor>& inputs) const {
-  std::vector<kernels::Tensor> dense;
+std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Tensor>& inputs) const {
+  std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
+  std::vector<float*> out_ptrs;
   for (const kernels::Tensor& t : inputs) {
     dense.push_back(t.is_contiguous() ? t : t.contiguous());
     ptrs.push_back(dense.back().data<float>());
   }
-  kernels::Tensor out(kernels::DType::Float32, shape_);
-  codegen::ElementwiseJit::instance().run(program_, ptrs.data(), out.data<float>(), out.numel());
-  return out;
+  for (size_t k = 0; k < program_.outputs.size(); ++k) {
+    outs.emplace_back(kernels::DType::Float32, shape_);
+    out_ptrs.push_back(outs.back().data<float>());
+  }
+  codegen::ElementwiseJit::instance().run(program_, ptrs.data(), out_ptrs.data(), outs[0].numel());
+  return outs;
 }
 
 namespace {
@@ -49,8 +54,12 @@ bool ew_op(const Node* n, EwOp& op) {
   }
 }
 
-// A number or a one-element float tensor constant, as float32.
+// A number or a one-element float tensor constant (also broadcast to a
+// shape: a gradient's seed), as float32.
 bool float_constant(const Node* n, float& v) {
+  if (const ir::PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
+      p && p->prim == kernels::Prim::broadcast_to && n->num_args() == 1)
+    n = n->arg(0);
   if (!n->is_constant()) return false;
   const ir::ConstValue& c = n->value();
   if (auto d = std::get_if<double>(&c)) return v = static_cast<float>(*d), true;
@@ -70,12 +79,21 @@ class Fuser {
     count_users(order);
     jit::Subst subst;
     size_t clusters = 0;
+    // First whole connected groups of fusible nodes (a gradient's results
+    // and everything they share), when that is convex.
+    for (std::set<Node*>& group : connected_groups(order)) {
+      if (group.size() < 2 || !convex(group)) continue;
+      emit(group, subst);
+      taken_.insert(group.begin(), group.end());
+      ++clusters;
+    }
+    // Then clusters grown from single roots.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Node* root = *it;
       if (taken_.count(root) || !fusible(root)) continue;
       std::set<Node*> cluster = grow(root);
       if (cluster.size() < 2) continue;
-      subst[root] = emit(root, cluster);
+      emit(cluster, subst);
       taken_.insert(cluster.begin(), cluster.end());
       ++clusters;
     }
@@ -118,6 +136,23 @@ class Fuser {
     }
   }
 
+  // Whether a path of users leads from `from` (outside the cluster) back to
+  // a cluster member: absorbing a producer whose other users do that would
+  // make the cluster depend on itself.
+  bool reaches_cluster(Node* from, const std::set<Node*>& cluster) {
+    std::vector<Node*> work{from};
+    std::set<Node*> seen{from};
+    while (!work.empty()) {
+      Node* n = work.back();
+      work.pop_back();
+      for (Node* u : users_[n]) {
+        if (cluster.count(u)) return true;
+        if (seen.insert(u).second) work.push_back(u);
+      }
+    }
+    return false;
+  }
+
   std::set<Node*> grow(Node* root) {
     std::set<Node*> cluster{root};
     bool changed = true;
@@ -126,10 +161,12 @@ class Fuser {
       for (Node* member : std::vector<Node*>(cluster.begin(), cluster.end()))
         for (size_t i = 0; i < member->num_args(); ++i) {
           Node* a = member->arg(i);
-          if (cluster.count(a) || taken_.count(a) || escapes_.count(a) || a->graph() != &g_ || !fusible(a)) continue;
+          if (cluster.count(a) || taken_.count(a) || a->graph() != &g_ || !fusible(a)) continue;
           if (tensor_type(a)->shape != tensor_type(root)->shape) continue;
-          const std::vector<Node*>& us = users_[a];
-          if (!std::all_of(us.begin(), us.end(), [&](Node* u) { return cluster.count(u) > 0; })) continue;
+          bool convex = true;
+          for (Node* u : users_[a])
+            if (!cluster.count(u) && reaches_cluster(u, cluster)) convex = false;
+          if (!convex) continue;
           cluster.insert(a);
           changed = true;
         }
@@ -137,17 +174,64 @@ class Fuser {
     return cluster;
   }
 
-  Node* emit(Node* root, const std::set<Node*>& cluster) {
+  // The fusible nodes joined by producer-consumer edges of one shape.
+  std::vector<std::set<Node*>> connected_groups(const std::vector<Node*>& order) {
+    std::unordered_map<Node*, Node*> parent;
+    std::function<Node*(Node*)> find = [&](Node* n) {
+      Node* r = parent[n];
+      if (r == n) return n;
+      return parent[n] = find(r);
+    };
+    for (Node* n : order)
+      if (fusible(n)) parent[n] = n;
+    for (Node* n : order) {
+      if (!parent.count(n)) continue;
+      for (size_t i = 0; i < n->num_args(); ++i) {
+        Node* a = n->arg(i);
+        if (parent.count(a) && tensor_type(a)->shape == tensor_type(n)->shape) parent[find(a)] = find(n);
+      }
+    }
+    std::map<Node*, std::set<Node*>> groups;
+    for (Node* n : order)
+      if (parent.count(n)) groups[find(n)].insert(n);
+    std::vector<std::set<Node*>> out;
+    for (auto& [root, members] : groups) out.push_back(std::move(members));
+    return out;
+  }
+
+  bool convex(const std::set<Node*>& cluster) {
+    for (Node* m : cluster)
+      for (Node* u : users_[m])
+        if (!cluster.count(u) && reaches_cluster(u, cluster)) return false;
+    return true;
+  }
+
+  // A member is an output when something outside the cluster uses it.
+  bool is_output(Node* n, const std::set<Node*>& cluster) {
+    if (escapes_.count(n)) return true;
+    for (Node* u : users_[n])
+      if (!cluster.count(u)) return true;
+    return false;
+  }
+
+  // Replaces the cluster's outputs (in `subst`) by the fused node, or by
+  // tuple_getitem of it when there are several.
+  void emit(const std::set<Node*>& cluster, jit::Subst& subst) {
     std::vector<Node*> members(cluster.begin(), cluster.end());
     std::sort(members.begin(), members.end(), [&](Node* a, Node* b) { return position_[a] < position_[b]; });
     codegen::EwProgram p;
     std::map<const Node*, int> value;
-    std::vector<Node*> inputs;
+    std::vector<Node*> inputs, outputs;
     auto operand = [&](Node* a) {
       if (auto it = value.find(a); it != value.end()) return it->second;
       float c;
-      int v = float_constant(a, c) ? p.constant(c) : p.input(static_cast<int>(inputs.size()));
-      if (!a->is_constant() || !float_constant(a, c)) inputs.push_back(a);
+      int v;
+      if (float_constant(a, c)) {
+        v = p.constant(c);
+      } else {
+        v = p.input(static_cast<int>(inputs.size()));
+        inputs.push_back(a);
+      }
       value[a] = v;
       return v;
     };
@@ -156,15 +240,31 @@ class Fuser {
       ew_op(n, op);
       int a = operand(n->arg(0));
       value[n] = n->num_args() == 2 ? p.binary(op, a, operand(n->arg(1))) : p.unary(op, a);
+      if (is_output(n, cluster)) {
+        p.outputs.push_back(value[n]);
+        outputs.push_back(n);
+      }
     }
-    p.output = value[root];
-    const AbsTensor* t = tensor_type(root);
+    Node* last = members.back();
+    const AbsTensor* t = tensor_type(last);
     auto host = std::make_shared<const FusedElementwise>(std::move(p), t->shape, members.size());
-    std::vector<Node*> call{g_.constant(ir::HostRef(host), root->loc())};
+    std::vector<Node*> call{g_.constant(ir::HostRef(host), last->loc())};
     call.insert(call.end(), inputs.begin(), inputs.end());
-    Node* fused = g_.apply(call, root->name(), root->loc());
-    sp_.types[fused->id()] = sp_.types.at(root->id());
-    return fused;
+    Node* fused = g_.apply(call, outputs.size() == 1 ? outputs[0]->name() : "", last->loc());
+    if (outputs.size() == 1) {
+      sp_.types[fused->id()] = sp_.types.at(outputs[0]->id());
+      subst[outputs[0]] = fused;
+      return;
+    }
+    std::vector<AbsValue> items;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      Node* item = g_.apply(ir::IrOp::tuple_getitem, {fused, g_.constant(static_cast<int64_t>(k))}, outputs[k]->name(),
+                            outputs[k]->loc());
+      sp_.types[item->id()] = sp_.types.at(outputs[k]->id());
+      items.push_back(sp_.types.at(outputs[k]->id()));
+      subst[outputs[k]] = item;
+    }
+    sp_.types[fused->id()] = abs_tuple(std::move(items));
   }
 
   ir::IrModule& m_;

@@ -8,14 +8,20 @@
 //     relu_grad, maximum, minimum, exp, sigmoid or tanh, its result is a
 //     float32 tensor, and each operand is either a float32 tensor of the
 //     same shape or a float constant (a number or a one-element tensor);
-//   * clusters grow from a root (visited from the output backwards) by
-//     absorbing fusible operands all of whose users are already in the
-//     cluster, so no intermediate value is needed outside it;
+//   * a connected group of fusible nodes of one shape is one cluster when
+//     no path leaves it and comes back (it is convex); otherwise
+//     clusters grow from a root (visited from the output backwards) by
+//     absorbing fusible producers of the same shape, unless another user
+//     of the producer leads back into the cluster (the cluster would then
+//     depend on itself);
+//   * every member used outside the cluster is an output, so values a
+//     gradient's several results share are computed once in one loop;
 //   * a cluster of two or more ops is replaced by an Apply of a constant
 //     FusedElementwise host object (the program and shape) to the
-//     cluster's tensor inputs.
-// What it does not do (yet): broadcasting operands, several outputs per
-// cluster, other dtypes, reductions and the epilogues of matmul/conv.
+//     cluster's tensor inputs (tuple_getitem of it for each output when
+//     there are several).
+// What it does not do (yet): broadcasting operands, other dtypes,
+// reductions and the epilogues of matmul/conv.
 #pragma once
 
 #include <cstddef>
@@ -36,8 +42,9 @@ class FusedElementwise final : public ir::HostObject {
   std::string name() const override { return "fused_elementwise_" + std::to_string(ops_) + "ops"; }
   const codegen::EwProgram& program() const { return program_; }
   const kernels::Dims& shape() const { return shape_; }
-  // Runs the loop on the cluster's inputs (float32, `shape`, any strides).
-  kernels::Tensor run(const std::vector<kernels::Tensor>& inputs) const;
+  // Runs the loop on the cluster's inputs (float32, `shape`, any strides):
+  // one tensor per output of the program.
+  std::vector<kernels::Tensor> run(const std::vector<kernels::Tensor>& inputs) const;
 
  private:
   codegen::EwProgram program_;

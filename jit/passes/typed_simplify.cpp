@@ -35,6 +35,15 @@ bool run_typed_simplify(IrModule& m, const Specialized& sp) {
   Subst subst;
   for (FuncGraph* h : nested_graphs(*sp.graph)) {
     for (Node* n : topo_order(*h)) {
+      if (n->is_call_of(IrOp::ones_like) || n->is_call_of(IrOp::zeros_like)) {
+        // Of a 0-d tensor (a loss's sensitivity): a constant, so the value
+        // it was taken from is no longer needed for its shape.
+        const AbsTensor* x = tensor_type(sp, n->arg(0));
+        if (x && x->shape.size() == 0)
+          subst[n] = h->constant(kernels::Tensor::scalar(x->dtype, n->is_call_of(IrOp::ones_like) ? 1.0 : 0.0),
+                                 n->loc());
+        continue;
+      }
       const PrimRef* p = prim_of(n);
       if (!p) continue;
       const AbsTensor* out = tensor_type(sp, n);

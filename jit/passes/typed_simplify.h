@@ -10,7 +10,9 @@
 //   * mul(x, o), mul(o, x) -> x when o is ones_like(...) and the result has
 //     x's type;
 //   * broadcast_to(reshape(x)) -> broadcast_to(x) when x has one element
-//     (a reshape to (1, 1) before broadcasting a scalar changes nothing).
+//     (a reshape to (1, 1) before broadcasting a scalar changes nothing);
+//   * ones_like(x), zeros_like(x) -> a constant when x is 0-d (a loss's
+//     sensitivity: the loss itself is then dead unless returned).
 // Nodes created by a rewrite have no entry in `types`; the rewrites only
 // look at nodes the specialization typed, so they stay correct. Effects are
 // untouched (none of these operations is one).
