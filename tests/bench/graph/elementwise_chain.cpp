@@ -48,11 +48,12 @@ int main() {
   int xi = p.input(0), ai = p.input(1), bi = p.input(2);
   int r = p.unary(jit::codegen::EwOp::Relu, p.binary(jit::codegen::EwOp::Add, p.binary(jit::codegen::EwOp::Mul, xi, ai), bi));
   int s = p.binary(jit::codegen::EwOp::Mul, r, p.unary(jit::codegen::EwOp::Sigmoid, xi));
-  p.output = p.binary(jit::codegen::EwOp::Sub, s,
-                      p.binary(jit::codegen::EwOp::Div, p.unary(jit::codegen::EwOp::Tanh, xi), p.constant(2.0f)));
+  p.outputs = {p.binary(jit::codegen::EwOp::Sub, s,
+                      p.binary(jit::codegen::EwOp::Div, p.unary(jit::codegen::EwOp::Tanh, xi), p.constant(2.0f)))};
   const float* in[] = {x.data<float>(), a.data<float>(), b.data<float>()};
+  float* outs[] = {out.data()};
   auto& jit = jit::codegen::ElementwiseJit::instance();
-  double fused = median_ms([&] { jit.run(p, in, out.data(), n); });
+  double fused = median_ms([&] { jit.run(p, in, outs, n); });
   double copy = median_ms([&] {
     kernels::parallel_for(n, kernels::kParallelGrain, [&](int64_t lo, int64_t hi) {
       std::memcpy(out.data() + lo, x.data<float>() + lo, static_cast<size_t>(hi - lo) * sizeof(float));
