@@ -129,7 +129,11 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
   if (auto fused = dynamic_cast<const jit::FusedElementwise*>(h.get())) {
     std::vector<kernels::Tensor> ins;
     for (const exec::RtValue& a : args) ins.push_back(a.tensor());
-    return exec::RtValue(fused->run(ins));
+    std::vector<kernels::Tensor> outs = fused->run(ins);
+    if (outs.size() == 1) return exec::RtValue(std::move(outs[0]));
+    std::vector<exec::RtValue> items;
+    for (kernels::Tensor& t : outs) items.push_back(exec::RtValue(std::move(t)));
+    return exec::make_tuple(std::move(items));
   }
   if (auto rule = dynamic_cast<const RuleHost*>(h.get())) {
     if (const ir::FuncGraph* g = traced_rule(*rule, args)) {

@@ -43,7 +43,7 @@ EwProgram chain() {
   int x = p.input(0), a = p.input(1), b = p.input(2);
   int r = p.unary(EwOp::Relu, p.binary(EwOp::Add, p.binary(EwOp::Mul, x, a), b));
   int s = p.binary(EwOp::Mul, r, p.unary(EwOp::Sigmoid, x));
-  p.output = p.binary(EwOp::Sub, s, p.binary(EwOp::Div, p.unary(EwOp::Tanh, x), p.constant(2.0f)));
+  p.outputs = {p.binary(EwOp::Sub, s, p.binary(EwOp::Div, p.unary(EwOp::Tanh, x), p.constant(2.0f)))};
   return p;
 }
 
@@ -56,7 +56,8 @@ TEST_CASE("fused chain relu(x*a + b) * sigmoid(x) - tanh(x)/2 against float64") 
     std::vector<float> x = random_floats(n, 1, -6, 6), a = random_floats(n, 2, -2, 2), b = random_floats(n, 3, -1, 1);
     std::vector<float> out(n, -1.0f);
     const float* in[] = {x.data(), a.data(), b.data()};
-    ElementwiseJit::instance().run(chain(), in, out.data(), static_cast<int64_t>(n));
+    float* outs[] = {out.data()};
+    ElementwiseJit::instance().run(chain(), in, outs, static_cast<int64_t>(n));
     std::vector<double> want(n);
     for (size_t i = 0; i < n; ++i) {
       double xi = x[i];
@@ -90,10 +91,11 @@ TEST_CASE("each op against float64, including exp's range ends") {
   for (const Case& c : cases) {
     EwProgram p;
     int u = p.input(0), v = p.input(1);
-    p.output = c.binary ? p.binary(c.op, u, v) : p.unary(c.op, u);
+    p.outputs = {c.binary ? p.binary(c.op, u, v) : p.unary(c.op, u)};
     std::vector<float> out(x.size());
     const float* in[] = {x.data(), y.data()};
-    ElementwiseJit::instance().run(p, in, out.data(), static_cast<int64_t>(x.size()));
+    float* outs[] = {out.data()};
+    ElementwiseJit::instance().run(p, in, outs, static_cast<int64_t>(x.size()));
     std::vector<double> want(x.size());
     for (size_t i = 0; i < x.size(); ++i) want[i] = c.ref(x[i], y[i]);
     CAPTURE(static_cast<int>(c.op));
@@ -110,10 +112,11 @@ TEST_CASE("NaN propagates and infinities saturate") {
   std::vector<float> x = {nan, inf, -inf, 100.0f, -100.0f, 0.0f};
   for (EwOp op : {EwOp::Exp, EwOp::Sigmoid, EwOp::Tanh, EwOp::Relu}) {
     EwProgram p;
-    p.output = p.unary(op, p.input(0));
+    p.outputs = {p.unary(op, p.input(0))};
     std::vector<float> out(x.size());
     const float* in[] = {x.data()};
-    ElementwiseJit::instance().run(p, in, out.data(), static_cast<int64_t>(x.size()));
+    float* outs[] = {out.data()};
+    ElementwiseJit::instance().run(p, in, outs, static_cast<int64_t>(x.size()));
     CAPTURE(static_cast<int>(op));
     CHECK(std::isnan(out[0]));
     if (op == EwOp::Exp) {
@@ -149,7 +152,7 @@ TEST_CASE("a program compiles once; malformed programs are rejected; the IR is a
   EwProgram bad;
   bad.input(0);
   CHECK_THROWS_AS(jit.compile(bad), std::invalid_argument);  // no output
-  bad.output = bad.binary(EwOp::Add, 0, 5);
+  bad.outputs = {bad.binary(EwOp::Add, 0, 5)};
   CHECK_THROWS_AS(jit.compile(bad), std::invalid_argument);  // operand defined later
   CHECK(!jit.target().empty());
 }
