@@ -313,7 +313,8 @@ void GraphCompiler::optimize(FuncGraph& g) {
   }
 }
 
-void GraphCompiler::save(const std::string& name, const std::string& phase, const FuncGraph& g, bool dot) {
+void GraphCompiler::save(const std::string& name, const std::string& phase, const FuncGraph& g, bool dot,
+                         const ir::PrintOptions& opts) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(save_dir, ec);
@@ -326,7 +327,7 @@ void GraphCompiler::save(const std::string& name, const std::string& phase, cons
     if (!out)
       I.raise(I.exception_class("OSError").get(), "save_graphs: cannot write '" + path + "'");
   };
-  write(base + ".ir", ir::print_graph(g));
+  write(base + ".ir", ir::print_graph(g, opts));
   if (dot) write(base + ".dot", ir::to_dot(g));
 }
 
@@ -600,45 +601,30 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   auto it = specialized_.find(key);
   if (it == specialized_.end()) {
     PhaseClock clock{last_times};
-    jit::SpecializeOptions so;
-    so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
     jit::Specialized sp;
     try {
-      sp = jit::specialize(module, *base.graph, sig, so);
+      sp = jit::specialize(module, *base.graph, sig, specialize_options());
     } catch (const jit::SpecializeError& e) {
       I.raise(I.exception_class("GraphModeError").get(), e.what());
     }
     clock.mark("specialize");
-    if (!save_dir.empty()) {
-      namespace fs = std::filesystem;
-      char num[16];
-      std::snprintf(num, sizeof num, "%02d_", saved++);
-      std::ofstream out(fs::path(save_dir) / (num + base.graph->name() + "_specialized.ir"), std::ios::binary);
-      out << ir::print_graph(*sp.graph, sp.print_options());
-    }
+    if (!save_dir.empty()) save(base.graph->name(), "specialized", *sp.graph, false, sp.print_options());
     ir::FuncGraph* runnable = base.graph;
     if (graph_use(*sp.graph).graphs == 1) {
       try {
         jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig);
-        GraphUse use = graph_use(*prim.graph);
-        if (!use.host) {
+        clock.mark("expand");
+        if (!graph_use(*prim.graph).host) {
           runnable = prim.graph;
           if (graph_mode && jit::run_fuse_elementwise(module, prim) > 0) {
             clock.mark("fuse");
             if (I.options().emit_llvm) emit_llvm(*prim.graph);
           }
-          if (!save_dir.empty()) {
-            char num[16];
-            std::snprintf(num, sizeof num, "%02d_", saved++);
-            std::ofstream out(std::filesystem::path(save_dir) / (num + base.graph->name() + "_primitives.ir"),
-                              std::ios::binary);
-            out << ir::print_graph(*prim.graph, prim.print_options());
-          }
+          if (!save_dir.empty()) save(base.graph->name(), "primitives", *prim.graph, false, prim.print_options());
         }
       } catch (const jit::SpecializeError&) {
         // The compiled graph, which specialized, still runs.
       }
-      clock.mark("expand");
     }
     it = specialized_.emplace(key, runnable).first;
   }
@@ -666,6 +652,12 @@ void GraphCompiler::emit_llvm(const ir::FuncGraph& g) {
     text += jit::codegen::ElementwiseJit::instance().llvm_ir(f->program()) + "\n";
     I.write_out(text);
   }
+}
+
+jit::SpecializeOptions GraphCompiler::specialize_options() {
+  jit::SpecializeOptions so;
+  so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
+  return so;
 }
 
 std::vector<exec::RtValue> GraphCompiler::executor_args(const Compiled& c, std::span<Value> args) {

@@ -81,7 +81,10 @@ class GraphCompiler {
   std::string save_dir;
   int saved = 0;
   // Writes `g`'s nest as DIR/NN_name_phase.ir (and .dot when `dot`).
-  void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot);
+  void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot,
+            const ir::PrintOptions& opts = {});
+  // Specialization with library calls typed by tracing them (host_type).
+  jit::SpecializeOptions specialize_options();
   // GRAPH_MODE (msl.context): compiled graphs also fuse elementwise
   // clusters into generated loops; PYNATIVE_MODE keeps one kernel per op.
   bool graph_mode = true;

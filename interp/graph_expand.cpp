@@ -86,8 +86,7 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
 }
 
 jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig) {
-  jit::SpecializeOptions so;
-  so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
+  jit::SpecializeOptions so = gc.specialize_options();
   // Expanding a J(f) call gives the backpropagator's rule calls types, so
   // they expand in the next round.
   for (int round = 0; round < 8 && expand_host_calls(gc, sp) > 0; ++round) {
@@ -139,11 +138,9 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   std::vector<exec::RtValue> rt = gc.executor_args(c, args);
   std::vector<jit::AbsValue> sig;
   for (const exec::RtValue& a : rt) sig.push_back(abstract_of(a));
-  jit::SpecializeOptions so;
-  so.host_call = [&gc](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return gc.host_type(h, a); };
   jit::Specialized sp;
   try {
-    sp = expand_to_primitives(gc, jit::specialize(gc.module, *c.graph, sig, so), sig);
+    sp = expand_to_primitives(gc, jit::specialize(gc.module, *c.graph, sig, gc.specialize_options()), sig);
   } catch (const jit::SpecializeError& e) {
     I.raise(I.exception_class("GraphModeError").get(), e.what());
   }

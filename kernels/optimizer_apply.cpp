@@ -42,11 +42,12 @@ namespace msl::kernels {
 
 namespace {
 
-void check_scalar(const TensorSpec& s, const char* what) {
+// A hyperparameter input (learning rate, momentum, betas): one float value.
+void check_scalar(const char* op, const TensorSpec& s, const char* what) {
   if (s.shape.product() != 1)
-    throw ShapeError(fmt::format("apply_momentum: {} must hold one value, got shape {}", what, s.shape.str()));
+    throw ShapeError(fmt::format("{}: {} must hold one value, got shape {}", op, what, s.shape.str()));
   if (!is_floating(s.dtype))
-    throw DTypeError(fmt::format("apply_momentum: {} must be a float tensor, got {}", what, dtype_name(s.dtype)));
+    throw DTypeError(fmt::format("{}: {} must be a float tensor, got {}", op, what, dtype_name(s.dtype)));
 }
 
 template <class T>
@@ -106,13 +107,8 @@ void infer_apply_adam(const InferArgs& a) {
   const TensorSpec state[] = {a.in[0], a.in[1], a.in[2], a.in[7]};
   const char* const names[] = {"the parameter", "m", "v", "the gradient"};
   check_state("apply_adam", state, names);
-  const char* scalars[] = {nullptr, nullptr, nullptr, "the learning rate", "beta1", "beta2", "epsilon"};
-  for (int i = 3; i < 7; ++i) {
-    const TensorSpec& s = a.in[static_cast<size_t>(i)];
-    if (s.shape.product() != 1 || !is_floating(s.dtype))
-      throw ShapeError(fmt::format("apply_adam: {} must be one float value, got {} {}", scalars[i], dtype_name(s.dtype),
-                                   s.shape.str()));
-  }
+  const char* scalars[] = {"the learning rate", "beta1", "beta2", "epsilon"};
+  for (size_t i = 0; i < 4; ++i) check_scalar("apply_adam", a.in[3 + i], scalars[i]);
   a.out[0] = a.in[0];
 }
 
@@ -136,19 +132,12 @@ void cpu_apply_adam(const KernelArgs& a) {
 }
 
 void infer_apply_momentum(const InferArgs& a) {
-  const TensorSpec &var = a.in[0], &accum = a.in[1], &grad = a.in[3];
-  if (var.dtype != DType::Float32 && var.dtype != DType::Float64)
-    throw DTypeError(fmt::format("apply_momentum: the parameter must be float32 or float64, got {}",
-                                 dtype_name(var.dtype)));
-  if (accum.dtype != var.dtype || grad.dtype != var.dtype)
-    throw DTypeError(fmt::format("apply_momentum: parameter {}, accumulation {} and gradient {} must have one dtype",
-                                 dtype_name(var.dtype), dtype_name(accum.dtype), dtype_name(grad.dtype)));
-  if (accum.shape != var.shape || grad.shape != var.shape)
-    throw ShapeError(fmt::format("apply_momentum: parameter {}, accumulation {} and gradient {} must have one shape",
-                                 var.shape.str(), accum.shape.str(), grad.shape.str()));
-  check_scalar(a.in[2], "the learning rate");
-  check_scalar(a.in[4], "momentum");
-  a.out[0] = var;
+  const TensorSpec state[] = {a.in[0], a.in[1], a.in[3]};
+  const char* const names[] = {"the parameter", "the accumulation", "the gradient"};
+  check_state("apply_momentum", state, names);
+  check_scalar("apply_momentum", a.in[2], "the learning rate");
+  check_scalar("apply_momentum", a.in[4], "momentum");
+  a.out[0] = a.in[0];
 }
 
 void cpu_apply_momentum(const KernelArgs& a) {
