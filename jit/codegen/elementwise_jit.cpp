@@ -307,7 +307,10 @@ EwFunction ElementwiseJit::compile(const EwProgram& p) {
 }
 
 void ElementwiseJit::run(const EwProgram& p, const float* const* in, float* const* out, int64_t n) {
-  EwFunction fn = compile(p);
+  run(compile(p), in, out, n);
+}
+
+void ElementwiseJit::run(EwFunction fn, const float* const* in, float* const* out, int64_t n) {
   kernels::parallel_for(n, kernels::kParallelGrain, [&](int64_t b, int64_t e) { fn(in, out, b, e); });
 }
 

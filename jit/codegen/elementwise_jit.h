@@ -60,6 +60,8 @@ class ElementwiseJit {
   EwFunction compile(const EwProgram& p);
   // Runs the compiled loop over n elements, split across kernel threads.
   void run(const EwProgram& p, const float* const* in, float* const* out, int64_t n);
+  // The same with a loop compile() returned (no program lookup per call).
+  static void run(EwFunction fn, const float* const* in, float* const* out, int64_t n);
   // The optimized LLVM IR of `p`'s loop (msl --emit=llvm).
   std::string llvm_ir(const EwProgram& p);
   // The host CPU and features code is generated for.

@@ -26,7 +26,8 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
     outs.emplace_back(kernels::DType::Float32, shape_);
     out_ptrs.push_back(outs.back().data<float>());
   }
-  codegen::ElementwiseJit::instance().run(program_, ptrs.data(), out_ptrs.data(), outs[0].numel());
+  std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });
+  codegen::ElementwiseJit::run(fn_, ptrs.data(), out_ptrs.data(), outs[0].numel());
   return outs;
 }
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 
 #include "jit/codegen/elementwise_jit.h"
@@ -50,6 +51,10 @@ class FusedElementwise final : public ir::HostObject {
   codegen::EwProgram program_;
   kernels::Dims shape_;
   size_t ops_;
+  // Compiled on the first run, then reused: a training step runs the same
+  // node every step.
+  mutable std::once_flag compiled_;
+  mutable codegen::EwFunction fn_ = nullptr;
 };
 
 // Fuses the clusters of `sp`'s root graph (not its nested graphs); returns
