@@ -14,6 +14,7 @@
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
 #include "jit/passes/fuse_elementwise.h"
+#include "jit/passes/memory_plan.h"
 #include "jit/passes/pipeline.h"
 #include "lang/ir/dot.h"
 #include "lang/ir/printer.h"
@@ -314,7 +315,7 @@ void GraphCompiler::optimize(FuncGraph& g) {
 }
 
 void GraphCompiler::save(const std::string& name, const std::string& phase, const FuncGraph& g, bool dot,
-                         const ir::PrintOptions& opts) {
+                         const ir::PrintOptions& opts, const std::string& header) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(save_dir, ec);
@@ -327,7 +328,7 @@ void GraphCompiler::save(const std::string& name, const std::string& phase, cons
     if (!out)
       I.raise(I.exception_class("OSError").get(), "save_graphs: cannot write '" + path + "'");
   };
-  write(base + ".ir", ir::print_graph(g, opts));
+  write(base + ".ir", header + ir::print_graph(g, opts));
   if (dot) write(base + ".dot", ir::to_dot(g));
 }
 
@@ -600,6 +601,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   }
   auto it = specialized_.find(key);
   if (it == specialized_.end()) {
+    if (I.options().log_level == 0) log_signature(*base.graph, sig);
     PhaseClock clock{last_times};
     jit::Specialized sp;
     try {
@@ -616,11 +618,8 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
         clock.mark("expand");
         if (!graph_use(*prim.graph).host) {
           runnable = prim.graph;
-          if (graph_mode && jit::run_fuse_elementwise(module, prim) > 0) {
-            clock.mark("fuse");
-            if (I.options().emit_llvm) emit_llvm(*prim.graph);
-          }
-          if (!save_dir.empty()) save(base.graph->name(), "primitives", *prim.graph, false, prim.print_options());
+          compile_primitives(base.graph->name(), prim);
+          clock.mark("fuse");
         }
       } catch (const jit::SpecializeError&) {
         // The compiled graph, which specialized, still runs.
@@ -633,6 +632,48 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
   } catch (...) {
     raise_exec_error(I);
   }
+}
+
+void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized& sp) {
+  print_after("expand", sp);
+  if (graph_mode) {
+    print_after("fuse_epilogue", sp);
+    if (jit::run_fuse_elementwise(module, sp) > 0 && I.options().emit_llvm) emit_llvm(*sp.graph);
+    print_after("fuse_elementwise", sp);
+  }
+  jit::MemoryPlan plan = jit::plan_memory(*sp.graph, sp);
+  print_after("memory_plan", sp);
+  debug("@" + sp.graph->name() + ": memory plan: " + plan.summary());
+  if (!save_dir.empty())
+    save(name, "primitives", *sp.graph, false, sp.print_options(), "# memory plan: " + plan.summary() + "\n");
+}
+
+void GraphCompiler::print_after(const std::string& pass, const jit::Specialized& sp) {
+  const std::string& pa = I.options().print_after;
+  if (pa == pass || pa == "all") I.write_err("# IR after " + pass + "\n" + ir::print_graph(*sp.graph, sp.print_options()) + "\n");
+}
+
+void GraphCompiler::debug(const std::string& message) {
+  if (I.options().log_level == 0) I.write_err("[DEBUG] graph: " + message + "\n");
+}
+
+void GraphCompiler::log_signature(const FuncGraph& graph, const std::vector<jit::AbsValue>& sig) {
+  auto [it, first] = last_signature_.try_emplace(&graph, sig);
+  std::string what = "@" + graph.name();
+  if (first) {
+    debug("compiling " + what + " (" + (graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE") + ")");
+    return;
+  }
+  std::string change;
+  for (size_t i = 0; i < sig.size() && i < it->second.size(); ++i) {
+    if (jit::identity_key(sig[i]) == jit::identity_key(it->second[i])) continue;
+    change = "argument " + std::to_string(i) + " was " + jit::to_string(it->second[i]) + ", now " +
+             jit::to_string(sig[i]);
+    break;
+  }
+  if (change.empty()) change = std::string("the mode is now ") + (graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE");
+  debug("recompiling " + what + " for a new input signature: " + change);
+  it->second = sig;
 }
 
 // msl --emit=llvm: each fused cluster's program and optimized LLVM IR, on

@@ -82,7 +82,7 @@ class GraphCompiler {
   int saved = 0;
   // Writes `g`'s nest as DIR/NN_name_phase.ir (and .dot when `dot`).
   void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot,
-            const ir::PrintOptions& opts = {});
+            const ir::PrintOptions& opts = {}, const std::string& header = "");
   // Specialization with library calls typed by tracing them (host_type).
   jit::SpecializeOptions specialize_options();
   // GRAPH_MODE (msl.context): compiled graphs also fuse elementwise
@@ -94,6 +94,16 @@ class GraphCompiler {
 
   // Runs the clean-up pipeline on `g` (with --print-after dumps).
   void optimize(ir::FuncGraph& g);
+  // The graph-mode passes after specialization on `sp` (a graph of
+  // primitives): epilogue and elementwise fusion in GRAPH_MODE, then the
+  // memory plan, with --print-after dumps and debug-level reports.
+  void compile_primitives(const std::string& name, jit::Specialized& sp);
+  // --print-after for the passes after specialization: `sp` with types.
+  void print_after(const std::string& pass, const jit::Specialized& sp);
+  // A debug-level message (msl --log-level debug / GLOG_v=0) on stderr.
+  void debug(const std::string& message);
+  // Which argument of `graph` changed since its last signature (debug).
+  void log_signature(const ir::FuncGraph& graph, const std::vector<jit::AbsValue>& sig);
 
   // Executor options with every hook (host calls, runtime J).
   exec::ExecOptions exec_options();
@@ -144,6 +154,7 @@ class GraphCompiler {
   std::map<std::string, Compiled> grad_cache_;
   // Specialized graphs per (compiled graph, argument signature).
   std::map<std::string, ir::FuncGraph*> specialized_;
+  std::map<const ir::FuncGraph*, std::vector<jit::AbsValue>> last_signature_;  // recompilation messages
   std::vector<Value> keep_;  // keys of cache_ stay alive
   std::map<std::string, ir::ConstValue> rules_;           // per primitive + attrs
   std::map<std::string, ir::FuncGraph*> traced_j_;        // J of traced host calls, per signature

@@ -7,6 +7,7 @@
 
 #include "kernels/errors.h"
 #include "lang/ir/ir_module.h"
+#include "lang/ir/liveness.h"
 
 namespace msl::exec {
 
@@ -31,7 +32,7 @@ struct Frame {
 };
 
 struct GraphInfo {
-  std::vector<Node*> order;       // topo_order
+  ir::Liveness live;              // topo order and the values that die at each node
   std::vector<Node*> free_vars;   // free_variables
 };
 
@@ -46,7 +47,7 @@ class Executor {
   const GraphInfo& info(const FuncGraph* g);
   RtValue value_of(Frame& f, const Node* n);
   RtValue constant(Frame& f, const Node* n);
-  void compute(Frame& f, const Node* n);
+  void compute(Frame& f, const Node* n, const std::vector<const Node*>& dying = {});
   void compute_missing(Frame& f, const Node* n);
   RtValue apply(const RtValue& callee, std::vector<RtValue> args, const Node* site);
   RtValue make_closure(Frame& f, const FuncGraph* g);
@@ -73,7 +74,7 @@ const GraphInfo& Executor::info(const FuncGraph* g) {
   Key key{g->module().serial(), g->id(), g->output() ? g->output()->id() : UINT32_MAX};
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  return cache.emplace(key, GraphInfo{ir::topo_order(*g), ir::free_variables(*g)}).first->second;
+  return cache.emplace(key, GraphInfo{ir::liveness(*g), ir::free_variables(*g)}).first->second;
 }
 
 RtValue Executor::make_closure(Frame& f, const FuncGraph* g) {
@@ -141,11 +142,16 @@ void Executor::compute_missing(Frame& f, const Node* n) {
 }
 
 // Evaluates one Apply node of f's graph (all inputs available) into f.vals.
-void Executor::compute(Frame& f, const Node* n) {
+// The frame drops the values whose last use this is before the call, so an
+// operand the arguments hold the only reference to can be overwritten by
+// the op (FusedElementwise writes its result into it) and its buffer is
+// free for reuse as soon as the op is done.
+void Executor::compute(Frame& f, const Node* n, const std::vector<const Node*>& dying) {
   RtValue callee = value_of(f, n->callee());
   std::vector<RtValue> args;
   args.reserve(n->num_args());
   for (size_t i = 0; i < n->num_args(); ++i) args.push_back(value_of(f, n->arg(i)));
+  for (const Node* d : dying) f.vals.erase(d);
   f.vals[n] = apply(callee, std::move(args), n);
 }
 
@@ -212,9 +218,17 @@ RtValue Executor::call(RtValue fn, std::vector<RtValue> args, const Node* site) 
     const Node* out = g->output();
     if (!out) throw ExecError("@" + g->name() + " has no output", loc_str(site));
     bool tail = out->is_apply() && out->graph() == g;
-    for (const Node* n : info(g).order) {
-      if (!n->is_apply() || n == out || f.vals.count(n)) continue;
-      compute(f, n);
+    const ir::Liveness& live = info(g).live;
+    const std::vector<const Node*>* out_release = nullptr;
+    for (size_t k = 0; k < live.order.size(); ++k) {
+      const Node* n = live.order[k];
+      if (n == out) out_release = &live.release[k];
+      if (!n->is_apply() || n == out) continue;
+      if (f.vals.count(n)) {
+        for (const Node* d : live.release[k]) f.vals.erase(d);
+        continue;
+      }
+      compute(f, n, live.release[k]);
     }
     if (!tail) return value_of(f, out);
     // The output is a call: evaluate its callee and arguments here, then
@@ -223,6 +237,8 @@ RtValue Executor::call(RtValue fn, std::vector<RtValue> args, const Node* site) 
     std::vector<RtValue> next_args;
     next_args.reserve(out->num_args());
     for (size_t i = 0; i < out->num_args(); ++i) next_args.push_back(value_of(f, out->arg(i)));
+    if (out_release)
+      for (const Node* d : *out_release) f.vals.erase(d);
     if (callee.is<RtClosure>() || callee.is<std::shared_ptr<const RtPartial>>()) {
       fn = std::move(callee);
       args = std::move(next_args);

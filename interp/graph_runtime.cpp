@@ -127,8 +127,10 @@ exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
 
 exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::RtValue> args) {
   if (auto fused = dynamic_cast<const jit::FusedElementwise*>(h.get())) {
+    // Moved, not copied: an operand the executor released here is then
+    // held only by `ins`, and the loop may write its result over it.
     std::vector<kernels::Tensor> ins;
-    for (const exec::RtValue& a : args) ins.push_back(a.tensor());
+    for (exec::RtValue& a : args) ins.push_back(std::get<kernels::Tensor>(std::move(a.v)));
     std::vector<kernels::Tensor> outs = fused->run(ins);
     if (outs.size() == 1) return exec::RtValue(std::move(outs[0]));
     std::vector<exec::RtValue> items;

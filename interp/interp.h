@@ -64,6 +64,10 @@ class Interp {
     std::string print_after;
     // msl --emit=llvm: print the LLVM IR of every fused cluster compiled.
     bool emit_llvm = false;
+    // Messages at or above this level go to stderr, on MindSpore's GLOG_v
+    // scale: 0 debug (recompilations and their cause, memory plans), 1 info,
+    // 2 warning, 3 error. msl --log-level or GLOG_v.
+    int log_level = 2;
   };
 
   explicit Interp(Options opts);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "interp/interp.h"
+#include "jit/codegen/elementwise_jit.h"
 #include "jit/passes/pipeline.h"
 #include "interp/repl.h"
 #include "kernels/parallel.h"
@@ -38,8 +39,17 @@ struct CommandLine {
   std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after;
   bool has_code = false, run = false, profile = false;
   long seed = -1, threads = 0;
+  int log_level = -1;  // -1: GLOG_v, else warning
   std::vector<std::string> script_args;
 };
+
+// debug/info/warning/error or MindSpore's GLOG_v digits 0-3; -1 if neither.
+int parse_log_level(const std::string& s) {
+  static const char* names[] = {"debug", "info", "warning", "error"};
+  for (int i = 0; i < 4; ++i)
+    if (s == names[i] || s == std::to_string(i)) return i;
+  return -1;
+}
 
 const char* kUsage =
     "usage: msl [options]                  start the interactive REPL\n"
@@ -56,7 +66,8 @@ const char* kUsage =
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
     "                          llvm (runs FILE; prints each fused loop's LLVM IR)\n"
-    "  --print-after PASS      print the IR after a clean-up pass (or 'all') to stderr\n"
+    "  --print-after PASS      print the IR after a compiler pass (or 'all') to stderr\n"
+    "  --log-level LEVEL       debug, info, warning (default) or error; GLOG_v=0-3 also sets it\n"
     "  -h, --help              show this help\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -111,6 +122,9 @@ CommandLine parse_args(int argc, char** argv) {
         usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm)");
     } else if (is("--print-after")) {
       cl.print_after = value("--print-after");
+    } else if (is("--log-level")) {
+      cl.log_level = parse_log_level(value("--log-level"));
+      if (cl.log_level < 0) usage_error("--log-level must be debug, info, warning or error (or 0-3)");
     } else if (a == "-c") {
       if (i + 1 >= argc) usage_error("-c needs an argument");
       cl.code = argv[++i];
@@ -185,10 +199,15 @@ int run_job(const CommandLine& cl) {
   opts.graph_mode = cl.mode;
   opts.save_graphs_dir = cl.save_graphs;
   opts.print_after = cl.print_after;
+  if (cl.log_level >= 0) {
+    opts.log_level = cl.log_level;
+  } else if (const char* v = std::getenv("GLOG_v"); v && parse_log_level(v) >= 0) {
+    opts.log_level = parse_log_level(v);
+  }
   // --emit=llvm runs the program: clusters are generated as it compiles.
   opts.emit_llvm = cl.emit == "llvm";
   if (!cl.print_after.empty() && cl.print_after != "all") {
-    const auto& names = msl::jit::pass_names();
+    const auto names = msl::jit::all_pass_names();
     if (std::find(names.begin(), names.end(), cl.print_after) == names.end()) {
       std::string all;
       for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
@@ -262,6 +281,12 @@ int run_job(const CommandLine& cl) {
       if (!on) return;
       std::fflush(stdout);
       std::fputs(msl::kernels::profile_report().c_str(), stderr);
+      // How graph mode's fused loops were had: a second run of a script
+      // should compile none (the disk cache, jit/codegen/object_cache.h).
+      msl::jit::codegen::JitStats jit = msl::jit::codegen::ElementwiseJit::stats();
+      std::fprintf(stderr, "jit: %lld compiled, %lld from disk cache, %lld from memory\n",
+                   static_cast<long long>(jit.compiled), static_cast<long long>(jit.disk_hits),
+                   static_cast<long long>(jit.memory_hits));
     }
   } profile_report{cl.profile};
   // Ctrl-C raises KeyboardInterrupt in the running program (so its

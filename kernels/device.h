@@ -45,5 +45,7 @@ Device* cpu_device();
 AllocatorStats cpu_allocator_stats();
 // Frees every cached (unused) CPU block.
 void cpu_allocator_release_cache();
+// Starts a new peak measurement: peak_bytes_in_use = bytes_in_use.
+void cpu_allocator_reset_peak();
 
 }  // namespace msl::kernels

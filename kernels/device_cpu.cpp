@@ -84,6 +84,10 @@ class CpuDevice final : public Device {
     std::lock_guard<std::mutex> lock(mu_);
     release_locked();
   }
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  }
 
  private:
   void note_use(size_t cls) {
@@ -118,5 +122,6 @@ CpuDevice& cpu() {
 Device* cpu_device() { return &cpu(); }
 AllocatorStats cpu_allocator_stats() { return cpu().stats(); }
 void cpu_allocator_release_cache() { cpu().release(); }
+void cpu_allocator_reset_peak() { cpu().reset_peak(); }
 
 }  // namespace msl::kernels

@@ -58,12 +58,23 @@ const std::vector<std::string>& pass_names() {
   return names;
 }
 
+const std::vector<std::string>& backend_pass_names() {
+  static const std::vector<std::string> names{"expand", "fuse_epilogue", "fuse_elementwise", "memory_plan"};
+  return names;
+}
+
+std::vector<std::string> all_pass_names() {
+  std::vector<std::string> out = pass_names();
+  out.insert(out.end(), backend_pass_names().begin(), backend_pass_names().end());
+  return out;
+}
+
 void optimize(IrModule& m, FuncGraph& g, const PassOptions& opts) {
   const std::string& pa = opts.print_after;
   if (!pa.empty() && pa != "all") {
     bool known = false;
     std::string list;
-    for (const std::string& n : pass_names()) {
+    for (const std::string& n : all_pass_names()) {
       known |= n == pa;
       list += (list.empty() ? "" : ", ") + n;
     }

@@ -71,6 +71,18 @@ check emit-llvm-program 0 "; %5 = sigmoid %4" -- "$msl" --emit=llvm run "$tmp/ll
 check emit-llvm-ir 0 "define void @msl_fused(" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
 check emit-llvm-vector 0 "x float>" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
 check emit-llvm-runs 0 "(40,)" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
+# Debug level (--log-level debug or MindSpore's GLOG_v=0): each compilation,
+# the argument whose signature caused a recompilation, each graph's memory
+# plan; nothing at the default level. --print-after names graph-mode passes too.
+printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x):\n    return ops.exp(x) * 2.0 + 1.0\nf(ops.ones((8,)))\nf(ops.ones((8,)))\nf(ops.ones((4,)))\n' > "$tmp/recompile.msl"
+check log-compile 0 "[DEBUG] graph: compiling @f (GRAPH_MODE)" -- "$msl" --log-level debug run "$tmp/recompile.msl"
+check log-recompile 0 "recompiling @f for a new input signature: argument 0 was Tensor[Float32](8), now Tensor[Float32](4)" -- "$msl" --log-level debug run "$tmp/recompile.msl"
+check log-memory-plan 0 "memory plan: peak 32 B of intermediates (32 B without reuse), 1 buffer" -- "$msl" --log-level debug run "$tmp/recompile.msl"
+check log-glog-v 0 "recompiling @f" -- env GLOG_v=0 "$msl" run "$tmp/recompile.msl"
+check log-default-quiet 0 "debug lines: 0" -- sh -c "echo debug lines: \$('$msl' run '$tmp/recompile.msl' 2>&1 | grep -c DEBUG)"
+check log-level-bad 2 "--log-level must be debug, info, warning or error" -- "$msl" --log-level loud -c 'pass'
+check print-after-fusion 0 '= $fused_elementwise_3ops(%para1_x0) : (Tensor[Float32](8)) -> Tensor[Float32](8)' -- "$msl" --print-after=fuse_elementwise run "$tmp/recompile.msl"
+check print-after-expand 0 "# IR after expand" -- "$msl" --print-after=expand run "$tmp/recompile.msl"
 printf 'x' > "$tmp/afile"
 check dump-bad-dir 2 "--dump: cannot create the folder" -- "$msl" --dump "$tmp/afile/sub" -c 'pass'
 check help 0 "usage: msl" -- "$msl" --help
