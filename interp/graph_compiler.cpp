@@ -14,8 +14,10 @@
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
 #include "jit/passes/fuse_elementwise.h"
+#include "jit/passes/fuse_epilogue.h"
 #include "jit/passes/memory_plan.h"
 #include "jit/passes/pipeline.h"
+#include "kernels/dump.h"
 #include "lang/ir/dot.h"
 #include "lang/ir/printer.h"
 
@@ -612,17 +614,25 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
     clock.mark("specialize");
     if (!save_dir.empty()) save(base.graph->name(), "specialized", *sp.graph, false, sp.print_options());
     ir::FuncGraph* runnable = base.graph;
-    if (graph_use(*sp.graph).graphs == 1) {
+    if (size_t graphs = graph_use(*sp.graph).graphs; graphs != 1) {
+      debug("@" + base.graph->name() + " runs as compiled: it calls " + std::to_string(graphs - 1) +
+            " other graphs (closures, branches or loops)");
+    } else {
       try {
-        jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig);
+        jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig, {base.weights, base.nargs});
         clock.mark("expand");
-        if (!graph_use(*prim.graph).host) {
+        GraphUse use = graph_use(*prim.graph);
+        if (!use.host) {
           runnable = prim.graph;
           compile_primitives(base.graph->name(), prim);
           clock.mark("fuse");
+        } else {
+          debug("@" + base.graph->name() + " runs as compiled: library calls remain after expansion ($" +
+                use.first_host + ")");
         }
-      } catch (const jit::SpecializeError&) {
+      } catch (const jit::SpecializeError& e) {
         // The compiled graph, which specialized, still runs.
+        debug("@" + base.graph->name() + " runs as compiled: expansion failed: " + e.what());
       }
     }
     it = specialized_.emplace(key, runnable).first;
@@ -636,7 +646,12 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
 
 void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized& sp) {
   print_after("expand", sp);
-  if (graph_mode) {
+  // msl --dump writes every op's output, in both modes alike (a difference
+  // is found by comparing the two folders), so it runs graph mode unfused.
+  if (graph_mode && !kernels::dumping()) {
+    // Before elementwise fusion, which would otherwise take a bias add and
+    // ReLU into a loop of its own.
+    jit::run_fuse_epilogue(module, sp);
     print_after("fuse_epilogue", sp);
     if (jit::run_fuse_elementwise(module, sp) > 0 && I.options().emit_llvm) emit_llvm(*sp.graph);
     print_after("fuse_elementwise", sp);

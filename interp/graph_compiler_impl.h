@@ -170,7 +170,15 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp);
 // `sp` (a specialization for `sig`) as a graph of primitives: library calls
 // expanded at the types found, cleaned up, specialized again for the
 // type-directed no-ops. Throws jit::SpecializeError.
-jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig);
+// The weights a compiled graph takes as parameters (Compiled::weights),
+// starting at parameter `first`: gradient-function calls whose weights are
+// among them expand into the graph.
+struct WeightParams {
+  std::vector<Value> values;
+  size_t first = 0;
+};
+jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig,
+                                      const WeightParams& weights = {});
 // What `g` and every graph it reaches contain: effects (print, assign,
 // state); host values (library functions called at run time); how many
 // graphs (1: straight-line code, everything inlined).
@@ -178,6 +186,7 @@ struct GraphUse {
   bool effects = false;
   bool host = false;
   size_t graphs = 0;
+  std::string first_host;  // the name of one host value used ("" if none)
 };
 GraphUse graph_use(const ir::FuncGraph& g);
 Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "interp/builtins.h"
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -45,17 +46,59 @@ const HostValue* library_function(const ir::Node* n) {
   return hv && !dynamic_cast<const CustomBpropHost*>(hv) ? hv : nullptr;
 }
 
+// A call of a gradient function (value_and_grad(net, None, weights) in
+// TrainOneStepCell) from the root graph whose weights are all parameters
+// of the root graph too: the call of its compiled gradient graph with
+// those parameters, so the training step becomes one graph (the inliner
+// then merges the two). Null when it is not such a call.
+ir::Node* inline_grad_call(GraphCompiler& gc, const jit::Specialized& sp, const ir::Node* n,
+                           const WeightParams& weights) {
+  const ir::Node* callee = n->callee();
+  auto hv = callee->is_constant() ? dynamic_cast<const HostValue*>(callee->as_host()) : nullptr;
+  if (!hv || n->graph() != sp.graph || weights.values.empty()) return nullptr;
+  const Value& v = hv->value();
+  if (!v.is(Kind::NativeData) || typeid(*v.obj()) != typeid(GradFunctionObj)) return nullptr;
+  auto* gf = static_cast<GradFunctionObj*>(v.obj());
+  if (gf->spec.has_aux || (gf->spec.sens_param && n->num_args() == 0)) return nullptr;
+  size_t nargs = n->num_args() - (gf->spec.sens_param ? 1 : 0);
+  const Compiled& c = gc.compile_grad(gf, nargs);
+  ir::FuncGraph* g = sp.graph;
+  std::vector<ir::Node*> call{g->constant(c.graph)};
+  for (size_t i = 0; i < nargs; ++i) call.push_back(n->arg(i));
+  for (const Value& w : c.weights) {
+    size_t j = 0;
+    while (j < weights.values.size() && weights.values[j].obj() != w.obj()) ++j;
+    if (j == weights.values.size()) return nullptr;  // a weight the step does not have
+    call.push_back(g->params()[weights.first + j]);
+  }
+  if (c.sens_param) call.push_back(n->arg(nargs));
+  return g->apply(call, n->name(), n->loc());
+}
+
 }  // namespace
 
 // Replaces traceable host calls in `sp`'s graph nest; returns how many.
 // f(args) becomes a call of f traced at the arguments' types; J(f)(args),
 // which AD leaves for library functions, a call of J of that trace (what
 // debug mode makes at run time), which the clean-up then inlines.
-size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
+size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp, const WeightParams& weights) {
   jit::Subst subst;
   for (ir::FuncGraph* h : ir::nested_graphs(*sp.graph)) {
     for (ir::Node* n : ir::topo_order(*h)) {
       if (!n->is_apply()) continue;
+      if (ir::Node* grad = inline_grad_call(gc, sp, n, weights)) {
+        subst[n] = grad;
+        continue;
+      }
+      // J of host data (a Cell's stride tuple passed to a library function
+      // under AD) is the data: the call taking it can then be traced.
+      if (n->is_call_of(ir::IrOp::J) && n->num_args() == 1 && n->arg(0)->is_constant()) {
+        auto data = dynamic_cast<const HostValue*>(n->arg(0)->as_host());
+        if (data && !value_is_callable(gc.I, data->value())) {
+          subst[n] = n->arg(0);
+          continue;
+        }
+      }
       ir::Node* callee = n->callee();
       bool j = callee->is_call_of(ir::IrOp::J) && callee->num_args() == 1;
       const HostValue* hv = library_function(j ? callee->arg(0) : callee);
@@ -85,11 +128,12 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp) {
   return subst.size();
 }
 
-jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig) {
+jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, const std::vector<jit::AbsValue>& sig,
+                                      const WeightParams& weights) {
   jit::SpecializeOptions so = gc.specialize_options();
   // Expanding a J(f) call gives the backpropagator's rule calls types, so
   // they expand in the next round.
-  for (int round = 0; round < 8 && expand_host_calls(gc, sp) > 0; ++round) {
+  for (int round = 0; round < 8 && expand_host_calls(gc, sp, weights) > 0; ++round) {
     gc.optimize(*sp.graph);
     sp = jit::specialize(gc.module, *sp.graph, sig, so);
   }
@@ -114,7 +158,10 @@ GraphUse graph_use(const ir::FuncGraph& g) {
         use.effects |= jit::is_effect(n);
         for (ir::Node* in : n->inputs()) {
           if (!in->is_constant()) continue;
-          use.host |= in->as_host() != nullptr;
+          if (const ir::HostObject* h = in->as_host()) {
+            if (!use.host) use.first_host = h->name();
+            use.host = true;
+          }
           if (const ir::FuncGraph* c = in->as_graph(); c && seen.insert(c).second) work.push_back(c);
         }
       }

@@ -56,6 +56,19 @@ class JHost final : public ir::HostObject {
   int order_;
 };
 
+// The types of the tensors a trace takes as parameters for an argument of
+// type `a` (trace::tensor_leaves' order: tuples of tensors flatten).
+void tensor_leaf_types(const jit::AbsValue& a, const trace::TraceInput& in, std::vector<jit::AbsValue>& out) {
+  if (in.is_tensor) {
+    out.push_back(a);
+    return;
+  }
+  auto t = a.get_if<jit::AbsTuple>();
+  if (!t) return;
+  for (size_t k = 0; k < in.items.size() && k < t->items.size(); ++k)
+    if (in.items[k].is_tensor || in.items[k].is_tuple) tensor_leaf_types(t->items[k], in.items[k], out);
+}
+
 Value attr_to_value(TensorClass* tc, const kernels::AttrValue& a) {
   return std::visit(
       [&](auto&& x) -> Value {
@@ -280,7 +293,7 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
     key << jit::identity_key(a) << ";";
     trace::TraceInput in;
     if (!trace_input(a, in)) return std::nullopt;  // a number of unknown value, a function...: not traceable
-    if (in.is_tensor) tensor_args.push_back(a);
+    tensor_leaf_types(a, in, tensor_args);
     inputs.push_back(std::move(in));
   }
   auto it = host_types_.find(key.str());

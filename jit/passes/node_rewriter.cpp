@@ -17,6 +17,11 @@ Node* Rewriter::resolve(Node* n) const {
   return n;
 }
 
+const Node* Rewriter::origin(const Node* n) const {
+  auto it = origin_.find(n);
+  return it == origin_.end() ? n : it->second;
+}
+
 Node* Rewriter::settle(FuncGraph& h, Node* n) {
   if (depth_ >= kMaxBuildDepth) return n;  // the next run goes on from here
   ++depth_;
@@ -56,7 +61,12 @@ bool rewrite_nodes(IrModule& m, FuncGraph& g, const NodeRule& rule) {
         ins.push_back(rw.resolve(in));
         diff |= ins.back() != in;
       }
-      Node* cur = rw.settle(*h, diff ? m.new_apply(h, std::move(ins), n->name(), n->loc()) : n);
+      Node* copy = n;
+      if (diff) {
+        copy = m.new_apply(h, std::move(ins), n->name(), n->loc());
+        rw.origin_[copy] = rw.origin(n);
+      }
+      Node* cur = rw.settle(*h, copy);
       if (cur != n) rw.replaced_[n] = cur;
     }
     if (Node* out = h->output()) h->set_output(rw.resolve(out));

@@ -54,6 +54,9 @@ class Rewriter {
   // The current replacement of a node visited so far (the node itself when
   // unchanged or not visited yet).
   ir::Node* resolve(ir::Node* n) const;
+  // The node the walk re-created `n` from (its inputs were replaced), or
+  // `n` itself: analyses made before the walk still apply to it.
+  const ir::Node* origin(const ir::Node* n) const;
   // A new Apply of `h` (inputs must be final), already offered to the rule:
   // the node to use in its place. `like` gives the debug name and location.
   ir::Node* build(ir::FuncGraph& h, std::vector<ir::Node*> inputs, const ir::Node* like);
@@ -68,6 +71,7 @@ class Rewriter {
   ir::IrModule& m_;
   const NodeRule& rule_;
   std::unordered_map<const ir::Node*, ir::Node*> replaced_;
+  std::unordered_map<const ir::Node*, const ir::Node*> origin_;
   int depth_ = 0;
   bool fired_ = false;
 };

@@ -19,6 +19,10 @@
 // Effects are kept: a rewrite that would drop the only use of a tuple item
 // that is, or depends on, an effect (print, update_state, depend, assign) is
 // skipped, as in DCE, so an effect chain never loses its link to the output.
+// An item the output keeps alive by another path (found by a walk from the
+// output that follows only the items these rewrites keep) may be dropped:
+// AD pairs a Cell's output, state chain included, with its backpropagator,
+// and taking the backpropagator out must not wait for the pair.
 //
 // What it does not do: tuple_getitem of a call whose graph returns a
 // make_tuple (inlining exposes the make_tuple first), out-of-range or

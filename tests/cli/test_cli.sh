@@ -64,6 +64,12 @@ check dump-npy-header 0 "{'descr': '<f4', 'fortran_order': False, 'shape': (3,),
 check dump-npy-values 0 "2 0 6" -- sh -c "tail -c 12 '$tmp/dump_g/000001_mul.npy' | od -An -t f4 | tr -s ' ' | sed 's/^ //'"
 "$msl" --mode pynative --dump "$tmp/dump_p" run "$tmp/dump.msl" >/dev/null 2>&1
 check dump-modes-agree 0 "" -- diff -r "$tmp/dump_g" "$tmp/dump_p"
+# In a compiled graph too: graph mode runs unfused under --dump, so both
+# modes write the same op sequence (each op's output, not one fused loop's).
+printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x):\n    return ops.exp(x) * 2.0 + 1.0\nprint(f(msl.Tensor([0.0, 1.0], msl.float32)))\n' > "$tmp/dump_jit.msl"
+check dump-jit-ops 0 "000001_mul.npy float32 (2,)" -- sh -c "'$msl' --dump '$tmp/dj_g' run '$tmp/dump_jit.msl' >/dev/null && cat '$tmp/dj_g/index.txt'"
+"$msl" --mode pynative --dump "$tmp/dj_p" run "$tmp/dump_jit.msl" >/dev/null 2>&1
+check dump-jit-modes-agree 0 "" -- diff -r "$tmp/dj_g" "$tmp/dj_p"
 # --emit=llvm: the program runs and each fused loop's LLVM IR is printed,
 # vectorized for the host (a <N x float> type in the loop).
 printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x, a):\n    return ops.sigmoid(x * a + 1.0) - x\nprint(f(ops.ones((40,)), ops.ones((40,))).shape)\n' > "$tmp/llvm.msl"

@@ -128,3 +128,34 @@ TEST_CASE("a value used twice by one node dies at that node once") {
   CHECK(d[idx(ex)] == idx(mul));
   CHECK(d[idx(mul)] == idx(g.output()));
 }
+
+TEST_CASE("an in-place write waits until the reads that do not depend on it have run") {
+  // %1 writes w; %2 reads w without depending on the write (a weight read
+  // in the backward pass, the write its optimizer update); %4 reads the
+  // write's result. topo_order would run the write first (it is the first
+  // operand of the output tuple).
+  auto m = parse(
+      "subgraph @f(%para1_w, %para2_x) {\n"
+      "  %0 = mul(%para2_x, 2.0)\n"
+      "  %1 = assign(%para1_w, %0)\n"
+      "  %2 = mul(%para1_w, %para2_x)\n"
+      "  %3 = exp(%2)\n"
+      "  %4 = add(%1, 1.0)\n"
+      "  %5 = make_tuple(%1, %3, %4)\n"
+      "  return(%5)\n"
+      "}\n");
+  const FuncGraph& g = *m->find_graph("f");
+  std::vector<Node*> topo = topo_order(g);
+  Liveness lv = liveness(g);
+  REQUIRE(lv.order.size() == topo.size());
+  const Node* out = g.output();
+  const Node* write = out->arg(0);
+  const Node* read = out->arg(1)->arg(0);
+  const Node* after = out->arg(2);
+  auto pos = [](const std::vector<Node*>& o, const Node* n) { return std::find(o.begin(), o.end(), n) - o.begin(); };
+  CHECK(pos(topo, write) < pos(topo, read));
+  CHECK(pos(lv.order, read) < pos(lv.order, write));
+  CHECK(pos(lv.order, out->arg(1)) < pos(lv.order, write));  // exp too: everything ready goes first
+  CHECK(pos(lv.order, write) < pos(lv.order, after));
+  CHECK(lv.order.back() == out);
+}

@@ -191,3 +191,49 @@ subgraph @g(%para1_t, %para2_y) parent=@f {
 }
 )");
 }
+
+TEST_CASE("tuple_elim: an item whose effect the output keeps by another path may be dropped") {
+  // AD pairs a Cell's output (here %2, which carries the print's state) with
+  // its backpropagator (%3, built from it): taking the backpropagator out
+  // drops nothing, since the output reaches %2 through %5.
+  std::string text =
+      "subgraph @f(%para1_x, %para2_u) {\n"
+      "  %0 = print(%para1_x, %para2_u)\n"
+      "  %1 = update_state(%para2_u, %0)\n"
+      "  %2 = depend(%para1_x, %1)\n"
+      "  %3 = partial(@g, %2)\n"
+      "  %4 = make_tuple(%2, %3)\n"
+      "  %5 = mul(%2, 2.0)\n"
+      "  %6 = tuple_getitem(%4, 1)\n"
+      "  %7 = %6(%5)\n"
+      "  return(%7)\n"
+      "}\n"
+      "subgraph @g(%para1_a, %para2_b) {\n"
+      "  %0 = add(%para1_a, %para2_b)\n"
+      "  return(%0)\n"
+      "}\n";
+  msl::jit::test::PassResult r = run_on_text(text, run_tuple_elim);
+  CHECK(r.changed);
+  CHECK(r.text.find("tuple_getitem") == std::string::npos);
+  CHECK(r.text.find("print(%para1_x, %para2_u)") != std::string::npos);
+
+  // Without %5 the pair is the only path to the print: kept.
+  std::string only =
+      "subgraph @f(%para1_x, %para2_u) {\n"
+      "  %0 = print(%para1_x, %para2_u)\n"
+      "  %1 = update_state(%para2_u, %0)\n"
+      "  %2 = depend(%para1_x, %1)\n"
+      "  %3 = partial(@g, %2)\n"
+      "  %4 = make_tuple(%2, %3)\n"
+      "  %5 = tuple_getitem(%4, 1)\n"
+      "  %6 = %5(%para1_x)\n"
+      "  return(%6)\n"
+      "}\n"
+      "subgraph @g(%para1_a, %para2_b) {\n"
+      "  %0 = add(%para1_a, %para2_b)\n"
+      "  return(%0)\n"
+      "}\n";
+  msl::jit::test::PassResult kept = run_on_text(only, run_tuple_elim);
+  CHECK(kept.text.find("tuple_getitem") == std::string::npos);  // %3 holds %2: nothing is dropped by taking it
+  CHECK(kept.text.find("print(") != std::string::npos);
+}

@@ -1,0 +1,488 @@
+// The fused contractions graph mode rewrites epilogues into
+// (jit/passes/fuse_epilogue.h): matmul_bias, conv2d_bias, conv2d_bn and
+// conv2d_bn_add.
+//
+//   matmul_bias(a, b, bias)   act(op(a) @ op(b) + bias), bias over the last dim
+//   conv2d_bias(x, w, bias)   act(conv2d(x, w) + bias), bias per output channel
+//   conv2d_bn(x, w, gamma, beta, mean, var)
+//                             act(batch_norm(conv2d(x, w)) with the given
+//                             statistics, i.e. inference)
+//   conv2d_bn_add(x, w, gamma, beta, mean, var, residual)
+//                             act(that batch norm + residual): a ResNet
+//                             block's end
+// with act = activation "none" or "relu".
+//
+// They exist so that one oneDNN primitive writes the final result: the bias
+// is oneDNN's bias argument, the residual a `sum` post-op (dst is filled
+// with it first) and ReLU an eltwise post-op, applied while the output
+// block is still in registers, where op by op the output makes more round
+// trips through memory (add, relu). conv2d_bn folds the
+// normalization into the convolution per call (w' = w * s, b' = beta -
+// mean * s with s = gamma / sqrt(var + eps), per output channel); nothing
+// is cached across calls since the parameters may change between them.
+//
+// Float32 only: the pass only makes them from float32 graphs (the other
+// float dtypes would need the conversion routes of the plain kernels, which
+// cost more than the epilogue saves). When oneDNN has no kernel for a
+// configuration, or the plain conv2d would take its few-channel direct
+// kernel, the plain primitive runs and the epilogue follows as one loop, so
+// results never depend on the route. There are no gradients
+// (stdlib/msl/_bprop/fused.msl says so): the primitives appear after
+// autodiff, where nothing differentiates them.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/conv_few_channels.h"
+#include "kernels/dnnl_common.h"
+#include "kernels/dnnl_window.h"
+#include "kernels/errors.h"
+#include "kernels/parallel.h"
+#include "kernels/primitives.h"
+
+namespace msl::kernels {
+
+namespace {
+
+using dnnl::memory;
+using onednn::Key;
+
+enum class Activation : int { None, Relu };
+
+Activation activation_attr(const char* op, const Attrs& attrs) {
+  std::string a = attrs.get_str("activation", "none");
+  if (a == "none") return Activation::None;
+  if (a == "relu") return Activation::Relu;
+  throw ValueError(fmt::format("{}: activation must be 'none' or 'relu', got '{}'", op, a));
+}
+
+void check_float32(const char* op, const char* name, const TensorSpec& t) {
+  if (t.dtype != DType::Float32)
+    throw DTypeError(fmt::format("{}: {} must be Float32, got {}", op, name, dtype_display_name(t.dtype)));
+}
+
+// Whether `bias` holds exactly `n` values along axis `axis_from_end` (0: the
+// last) of a result of rank `rank`, every other dim 1: broadcasting it adds
+// bias[i] to the i-th slice along that axis.
+bool is_channel_bias(const Dims& bias, int64_t n, int axis_from_end, int rank) {
+  if (bias.size() < axis_from_end + 1 || bias.size() > rank) return false;
+  for (int i = 0; i < bias.size(); ++i) {
+    bool channel = i == bias.size() - 1 - axis_from_end;
+    if (bias[i] != (channel ? n : 1)) return false;
+  }
+  return true;
+}
+
+// The post-ops after the bias: `sum` adds what dst held before (the
+// residual, copied there first), then the activation.
+dnnl::primitive_attr epilogue_attr(Activation act, bool sum = false) {
+  dnnl::primitive_attr attr = onednn::user_scratchpad_attr();
+  dnnl::post_ops po;
+  if (sum) po.append_sum(1.0f);
+  if (act == Activation::Relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (po.len() > 0) attr.set_post_ops(po);
+  return attr;
+}
+
+// out (contiguous float32) += bias[channel] (+ residual, contiguous, of
+// out's shape, when given), then the activation; the channel of an element
+// is (index / inner) % channels. The route taken when oneDNN cannot run the
+// fused primitive.
+void add_bias_activation(const Tensor& out, const float* bias, int64_t channels, int64_t inner, Activation act,
+                         const float* residual = nullptr) {
+  float* p = out.data<float>();
+  int64_t outer = channels > 0 && inner > 0 ? out.numel() / (channels * inner) : 0;
+  parallel_for(outer * channels, 1 + (int64_t(1) << 14) / std::max<int64_t>(inner, 1), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      float b = bias[r % channels];
+      float* row = p + r * inner;
+      const float* res = residual ? residual + r * inner : nullptr;
+      for (int64_t i = 0; i < inner; ++i) {
+        float v = row[i] + b;
+        if (res) v += res[i];
+        row[i] = act == Activation::Relu && !(v > 0.0f) ? 0.0f : v;
+      }
+    }
+  });
+}
+
+// ------------------------------------------------------------ matmul_bias
+
+// A view of op(t): the inner two dims and strides swapped when `transposed`.
+Tensor op_view(const Tensor& t, bool transposed) {
+  if (!transposed) return t;
+  Dims sh = t.shape(), st = t.strides();
+  std::swap(sh[sh.size() - 1], sh[sh.size() - 2]);
+  std::swap(st[st.size() - 1], st[st.size() - 2]);
+  return Tensor::view(t, sh, st, t.offset());
+}
+
+// `s` padded on the left with 1s (strides with 0s) to rank r.
+void pad_rank(const Tensor& t, int r, Dims& shape, Dims& strides) {
+  shape.resize(0);
+  strides.resize(0);
+  for (int i = 0; i < r - t.ndim(); ++i) shape.push_back(1), strides.push_back(0);
+  for (int i = 0; i < t.ndim(); ++i) shape.push_back(t.dim(i)), strides.push_back(t.strides()[i]);
+}
+
+struct MatmulBiasPlan {
+  bool supported = false;
+  bool copy_a = false, copy_b = false;
+  dnnl::matmul prim;
+  memory a, b, bias, c, scratch;
+  size_t scratch_bytes = 0;
+  std::mutex mu;
+};
+
+onednn::PrimitiveCache<MatmulBiasPlan>& matmul_plans() {
+  static auto* c = new onednn::PrimitiveCache<MatmulBiasPlan>(256);
+  return *c;
+}
+
+std::shared_ptr<MatmulBiasPlan> make_matmul_plan(const Tensor& opa, const Tensor& opb, const Dims& out_shape,
+                                                 Activation act) {
+  auto plan = std::make_shared<MatmulBiasPlan>();
+  const auto f32 = memory::data_type::f32;
+  int r = out_shape.size();
+  Dims sa, sta, sb, stb, bias_shape;
+  bias_shape.resize(r, 1);
+  pad_rank(opa, r, sa, sta);
+  pad_rank(opb, r, sb, stb);
+  bias_shape[r - 1] = out_shape[r - 1];
+  memory::desc cmd = onednn::plain_md(out_shape, f32), bmd_bias = onednn::plain_md(bias_shape, f32);
+  auto attr = epilogue_attr(act);
+  // Strided operands first, then row-major copies of whichever oneDNN
+  // only has its reference kernel for (as plain matmul does).
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    bool ca = attempt & 1, cb = attempt & 2;
+    if ((ca && opa.is_contiguous()) || (cb && opb.is_contiguous())) continue;
+    auto amd = ca ? onednn::plain_md(sa, f32) : onednn::strided_md(sa, sta, f32);
+    auto bmd = cb ? onednn::plain_md(sb, f32) : onednn::strided_md(sb, stb, f32);
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, bmd_bias, cmd), attr, onednn::engine());
+      bool last = (ca || opa.is_contiguous()) && (cb || opb.is_contiguous());
+      if (onednn::is_reference(pd) && !last) continue;
+      plan->prim = dnnl::matmul(pd);
+      plan->a = onednn::unbound(amd);
+      plan->b = onednn::unbound(bmd);
+      plan->bias = onednn::unbound(bmd_bias);
+      plan->c = onednn::unbound(cmd);
+      plan->scratch_bytes = pd.scratchpad_desc().get_size();
+      plan->scratch = onednn::unbound(pd.scratchpad_desc());
+      plan->copy_a = ca;
+      plan->copy_b = cb;
+      plan->supported = true;
+      return plan;
+    } catch (const dnnl::error&) {
+      // Not implemented for this combination: try the next one.
+    }
+  }
+  return plan;
+}
+
+bool dnnl_matmul_bias(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& bias, Activation act,
+                      const Tensor& out) {
+  Tensor opa = op_view(onednn::with_positive_strides(a), ta), opb = op_view(onednn::with_positive_strides(b), tb);
+  int64_t k = opa.dim(opa.ndim() - 1);
+  onednn::SerialScope serial(double(out.numel()) * double(k) < double(onednn::kSerialMacs));
+  Key key;
+  key.add(int64_t(act)).add(onednn::thread_count()).add(out.shape());
+  key.add(opa.shape()).add(opa.strides()).add(opb.shape()).add(opb.strides());
+  auto plan = matmul_plans().get(key, [&] { return make_matmul_plan(opa, opb, out.shape(), act); });
+  if (!plan->supported) return false;
+  if (plan->copy_a) opa = opa.contiguous();
+  if (plan->copy_b) opb = opb.contiguous();
+  Tensor bias_dense = bias.is_contiguous() ? bias : bias.contiguous();
+  onednn::Scratch scratch(plan->scratch_bytes);
+  std::lock_guard<std::mutex> lock(plan->mu);
+  onednn::bind(plan->a, opa.raw());
+  onednn::bind(plan->b, opb.raw());
+  onednn::bind(plan->bias, bias_dense.raw());
+  onednn::bind(plan->c, out.raw());
+  onednn::bind(plan->scratch, scratch.at(0));
+  onednn::execute(plan->prim, {{DNNL_ARG_SRC, &plan->a},
+                               {DNNL_ARG_WEIGHTS, &plan->b},
+                               {DNNL_ARG_BIAS, &plan->bias},
+                               {DNNL_ARG_DST, &plan->c},
+                               {DNNL_ARG_SCRATCHPAD, &plan->scratch}});
+  return true;
+}
+
+// ------------------------------------------------------------ conv2d_bias
+
+struct ConvShape {
+  int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, groups = 1;
+  Window2d win;
+};
+
+// The geometry of an input x and weight w already checked by infer_conv2d.
+ConvShape conv_shape(const char* op, const Dims& x, const Dims& w, const Attrs& attrs) {
+  ConvShape g;
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3], g.o = w[0], g.kh = w[2], g.kw = w[3];
+  g.groups = attrs.get_int("groups", 1);
+  g.win = make_window(op, attrs, g.h, g.w, g.kh, g.kw, true);
+  return g;
+}
+
+// The weight [O, C/g, kh, kw] as oneDNN's grouped [g, O/g, C/g, kh, kw]
+// when groups > 1 (the same memory).
+memory::desc weights_md(const Dims& shape, const Dims& strides, int64_t groups) {
+  const auto f32 = memory::data_type::f32;
+  if (groups == 1) return onednn::strided_md(shape, strides, f32);
+  Dims d{groups, shape[0] / groups, shape[1], shape[2], shape[3]};
+  Dims s{strides[0] * (shape[0] / groups), strides[0], strides[1], strides[2], strides[3]};
+  return onednn::strided_md(d, s, f32);
+}
+
+// A forward convolution with bias and post-ops, oneDNN choosing the
+// activation and weight layouts; user memory (x, w, y) is reordered into
+// and out of them through one scratch buffer, as conv2d does.
+struct ConvBiasPlan {
+  bool supported = false;
+  dnnl::convolution_forward prim;
+  memory user[3], inner[3], bias, scratchpad;
+  dnnl::reorder reorder[3];
+  // With the sum post-op and a reordered dst: the (contiguous) residual
+  // and its reorder straight into dst's layout.
+  memory residual;
+  dnnl::reorder residual_in;
+  bool reordered[3] = {false, false, false};
+  size_t offset[3] = {0, 0, 0}, scratchpad_offset = 0, scratch_bytes = 0;
+  std::mutex mu;
+};
+
+onednn::PrimitiveCache<ConvBiasPlan>& conv_plans() {
+  static auto* c = new onednn::PrimitiveCache<ConvBiasPlan>(256);
+  return *c;
+}
+
+std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvShape& g, const Tensor& x, const Tensor& w, Activation act,
+                                             bool sum) {
+  auto plan = std::make_shared<ConvBiasPlan>();
+  const auto f32 = memory::data_type::f32;
+  Dims xs{g.n, g.c, g.h, g.w}, ys{g.n, g.o, g.win.ho, g.win.wo}, ws{g.o, g.c / g.groups, g.kh, g.kw};
+  Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
+  auto any = [&](const Dims& d) {
+    return memory::desc(memory::dims(d.begin(), d.end()), f32, memory::format_tag::any);
+  };
+  memory::desc bias_md = onednn::plain_md(Dims{g.o}, f32);
+  memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
+  memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
+  memory::desc inner[3], scratch_md;
+  // forward_training although nothing is saved: for forward_inference
+  // oneDNN's convolution_auto picks its direct kernel over Winograd for
+  // ResNet's 3x3 64-channel layers, and the fused conv then ran 2x slower
+  // than the plain conv2d (which asks for training) plus its epilogue.
+  try {
+    dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_auto, any(xs),
+                                        any(wd), bias_md, any(ys), strides, dil, pad_l, pad_r),
+        epilogue_attr(act, sum), onednn::engine());
+    inner[0] = pd.src_desc(), inner[1] = pd.weights_desc(), inner[2] = pd.dst_desc();
+    scratch_md = pd.scratchpad_desc();
+    plan->prim = dnnl::convolution_forward(pd);
+  } catch (const dnnl::error&) {
+    return plan;
+  }
+  memory::desc user[3] = {onednn::strided_md(xs, x.strides(), f32), weights_md(ws, w.strides(), g.groups),
+                          onednn::plain_md(ys, f32)};
+  onednn::ScratchLayout layout;
+  for (int i = 0; i < 3; ++i) {
+    plan->user[i] = onednn::unbound(user[i]);
+    if (user[i] == inner[i]) continue;
+    plan->reordered[i] = true;
+    plan->inner[i] = onednn::unbound(inner[i]);
+    plan->offset[i] = layout.add(inner[i].get_size());
+    plan->reorder[i] =
+        i < 2 ? dnnl::reorder(plan->user[i], plan->inner[i]) : dnnl::reorder(plan->inner[i], plan->user[i]);
+  }
+  if (sum && plan->reordered[2]) {
+    plan->residual = onednn::unbound(user[2]);
+    plan->residual_in = dnnl::reorder(plan->residual, plan->inner[2]);
+  }
+  plan->bias = onednn::unbound(bias_md);
+  plan->scratchpad_offset = layout.add(scratch_md.get_size());
+  plan->scratchpad = onednn::unbound(scratch_md);
+  plan->scratch_bytes = layout.total;
+  plan->supported = true;
+  return plan;
+}
+
+bool dnnl_conv_bias(const ConvShape& g, const Tensor& x_any, const Tensor& w_any, const float* bias, Activation act,
+                    const Tensor* residual, const Tensor& out) {
+  Tensor x = onednn::with_positive_strides(x_any), w = onednn::with_positive_strides(w_any);
+  double macs = double(g.n * g.o) * double(g.win.ho * g.win.wo) * double(g.c / g.groups * g.kh * g.kw);
+  onednn::SerialScope serial(macs < double(onednn::kSerialMacs));
+  Key key;
+  key.add(int64_t(act)).add(residual != nullptr).add(onednn::thread_count());
+  key.add(g.n).add(g.c).add(g.h).add(g.w).add(g.o).add(g.kh).add(g.kw).add(g.groups);
+  key.add(g.win.sh).add(g.win.sw).add(g.win.dh).add(g.win.dw).add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr);
+  key.add(x.strides()).add(w.strides());
+  auto plan = conv_plans().get(key, [&] { return make_conv_plan(g, x, w, act, residual != nullptr); });
+  if (!plan->supported) return false;
+  onednn::Scratch scratch(plan->scratch_bytes);
+  std::lock_guard<std::mutex> lock(plan->mu);
+  const Tensor* t[3] = {&x, &w, &out};
+  const memory* args[3];
+  for (int i = 0; i < 3; ++i) {
+    onednn::bind(plan->user[i], t[i]->raw());
+    args[i] = &plan->user[i];
+    if (!plan->reordered[i]) continue;
+    onednn::bind(plan->inner[i], scratch.at(plan->offset[i]));
+    args[i] = &plan->inner[i];
+    if (i < 2) onednn::execute(plan->reorder[i], {{DNNL_ARG_FROM, &plan->user[i]}, {DNNL_ARG_TO, &plan->inner[i]}});
+  }
+  // The sum post-op adds what dst holds: the residual, put there first.
+  Tensor residual_dense;
+  if (residual && plan->reordered[2]) {
+    residual_dense = residual->is_contiguous() ? *residual : residual->contiguous();
+    onednn::bind(plan->residual, residual_dense.raw());
+    onednn::execute(plan->residual_in, {{DNNL_ARG_FROM, &plan->residual}, {DNNL_ARG_TO, &plan->inner[2]}});
+  } else if (residual) {
+    copy_strided(*residual, out);
+  }
+  onednn::bind(plan->bias, bias);
+  onednn::bind(plan->scratchpad, scratch.at(plan->scratchpad_offset));
+  onednn::execute(plan->prim, {{DNNL_ARG_SRC, args[0]},
+                               {DNNL_ARG_WEIGHTS, args[1]},
+                               {DNNL_ARG_BIAS, &plan->bias},
+                               {DNNL_ARG_DST, args[2]},
+                               {DNNL_ARG_SCRATCHPAD, &plan->scratchpad}});
+  if (plan->reordered[2])
+    onednn::execute(plan->reorder[2], {{DNNL_ARG_FROM, &plan->inner[2]}, {DNNL_ARG_TO, &plan->user[2]}});
+  return true;
+}
+
+// act(conv2d(x, w) + bias [+ residual]) into out, bias holding one float
+// per output channel.
+void run_conv_bias(const char* op, const KernelArgs& args, const Tensor& w, const float* bias, Activation act,
+                   const Tensor* residual = nullptr) {
+  const Tensor& x = args.in[0];
+  const Tensor& out = args.out[0];
+  if (out.numel() == 0) return;
+  ConvShape g = conv_shape(op, x.shape(), w.shape(), args.attrs);
+  bool few = few_channel_conv_applies(x.shape(), w.shape(), g.win, g.groups);
+  if (!few && x.numel() > 0 && w.numel() > 0 && dnnl_conv_bias(g, x, w, bias, act, residual, out)) return;
+  // The plain convolution (its few-channel kernel, or zeros for an empty
+  // reduction), then the epilogue.
+  Attrs conv_attrs;
+  for (const char* name : {"stride", "padding", "dilation", "groups", "pad_mode"})
+    if (const AttrValue* v = args.attrs.find(name)) conv_attrs.set(name, *v);
+  Tensor in[2] = {x, w};
+  copy_strided(execute1(Prim::conv2d, in, conv_attrs), out);
+  Tensor res = residual ? residual->contiguous() : Tensor();
+  add_bias_activation(out, bias, g.o, g.win.ho * g.win.wo, act, residual ? res.data<float>() : nullptr);
+}
+
+// The conv2d inference of the first two inputs, then the fused checks.
+Dims infer_conv(const char* op, const InferArgs& args) {
+  check_float32(op, "the input", args.in[0]);
+  check_float32(op, "the weight", args.in[1]);
+  TensorSpec y;
+  infer_conv2d(InferArgs{Prim::conv2d, args.in.subspan(0, 2), args.attrs, std::span<TensorSpec>(&y, 1)});
+  activation_attr(op, args.attrs);
+  return y.shape;
+}
+
+double epsilon_attr(const char* op, const Attrs& attrs) {
+  double eps = attrs.get_float("epsilon", 1e-5);
+  if (!(eps >= 0) || !std::isfinite(eps))
+    throw ValueError(fmt::format("{}: epsilon must be finite and >= 0, got {}", op, eps));
+  return eps;
+}
+
+}  // namespace
+
+void infer_matmul_bias(const InferArgs& args) {
+  const char* op = "matmul_bias";
+  check_float32(op, "a", args.in[0]);
+  check_float32(op, "b", args.in[1]);
+  check_float32(op, "the bias", args.in[2]);
+  infer_matmul(InferArgs{Prim::matmul, args.in.subspan(0, 2), args.attrs, args.out});
+  activation_attr(op, args.attrs);
+  const Dims& out = args.out[0].shape;
+  if (!is_channel_bias(args.in[2].shape, out[out.size() - 1], 0, out.size()))
+    throw ShapeError(fmt::format("{}: the bias must have shape ({},) (or leading 1s) to add to the result {}, got {}",
+                                 op, out[out.size() - 1], out.str(), args.in[2].shape.str()));
+}
+
+void cpu_matmul_bias(const KernelArgs& args) {
+  const Tensor &a = args.in[0], &b = args.in[1], &bias = args.in[2], &out = args.out[0];
+  bool ta = args.attrs.get_bool("transpose_a"), tb = args.attrs.get_bool("transpose_b");
+  Activation act = activation_attr("matmul_bias", args.attrs);
+  if (out.numel() == 0) return;
+  int64_t k = ta ? a.dim(a.ndim() - 2) : a.dim(a.ndim() - 1);
+  if (k > 0 && dnnl_matmul_bias(a, b, ta, tb, bias, act, out)) return;
+  Attrs mm{{"transpose_a", ta}, {"transpose_b", tb}};
+  Tensor in[2] = {a, b};
+  copy_strided(execute1(Prim::matmul, in, mm), out);
+  Tensor bias_dense = bias.contiguous();
+  add_bias_activation(out, bias_dense.data<float>(), out.dim(out.ndim() - 1), 1, act);
+}
+
+void infer_conv2d_bias(const InferArgs& args) {
+  const char* op = "conv2d_bias";
+  Dims y = infer_conv(op, args);
+  check_float32(op, "the bias", args.in[2]);
+  if (!is_channel_bias(args.in[2].shape, y[1], 2, 4) && !is_channel_bias(args.in[2].shape, y[1], 0, 1))
+    throw ShapeError(fmt::format("{}: the bias must have shape ({},) or (1, {}, 1, 1) for the result {}, got {}", op,
+                                 y[1], y[1], y.str(), args.in[2].shape.str()));
+  args.out[0] = TensorSpec{DType::Float32, y};
+}
+
+void cpu_conv2d_bias(const KernelArgs& args) {
+  Tensor bias = args.in[2].contiguous();
+  run_conv_bias("conv2d_bias", args, args.in[1], bias.data<float>(), activation_attr("conv2d_bias", args.attrs));
+}
+
+void infer_conv2d_bn(const InferArgs& args) {
+  const char* op = args.prim == Prim::conv2d_bn ? "conv2d_bn" : "conv2d_bn_add";
+  Dims y = infer_conv(op, args);
+  epsilon_attr(op, args.attrs);
+  constexpr const char* kNames[] = {"gamma", "beta", "mean", "var"};
+  for (int i = 0; i < 4; ++i) {
+    check_float32(op, kNames[i], args.in[2 + i]);
+    if (args.in[2 + i].shape != Dims{y[1]})
+      throw ShapeError(fmt::format("{}: {} must have shape ({},) (the output channels of {}), got {}", op, kNames[i],
+                                   y[1], y.str(), args.in[2 + i].shape.str()));
+  }
+  args.out[0] = TensorSpec{DType::Float32, y};
+}
+
+void cpu_conv2d_bn(const KernelArgs& args) {
+  const char* op = args.prim == Prim::conv2d_bn ? "conv2d_bn" : "conv2d_bn_add";
+  Activation act = activation_attr(op, args.attrs);
+  double eps = epsilon_attr(op, args.attrs);
+  const Tensor& w = args.in[1];
+  int64_t o = w.dim(0), per_channel = w.numel() / std::max<int64_t>(o, 1);
+  Tensor gamma = args.in[2].contiguous(), beta = args.in[3].contiguous(), mean = args.in[4].contiguous(),
+         var = args.in[5].contiguous();
+  // The folded weight and bias, in double until the final rounding.
+  Tensor wd = w.contiguous(), folded(DType::Float32, w.shape());
+  std::vector<float> bias(static_cast<size_t>(o));
+  const float *src = wd.data<float>(), *gp = gamma.data<float>(), *bp = beta.data<float>(), *mp = mean.data<float>(),
+              *vp = var.data<float>();
+  float* dst = folded.data<float>();
+  for (int64_t c = 0; c < o; ++c) {
+    double s = double(gp[c]) / std::sqrt(double(vp[c]) + eps);
+    bias[c] = static_cast<float>(double(bp[c]) - double(mp[c]) * s);
+    for (int64_t i = 0; i < per_channel; ++i)
+      dst[c * per_channel + i] = static_cast<float>(double(src[c * per_channel + i]) * s);
+  }
+  run_conv_bias(op, args, folded, bias.data(), act, args.prim == Prim::conv2d_bn_add ? &args.in[6] : nullptr);
+}
+
+void infer_conv2d_bn_add(const InferArgs& args) {
+  infer_conv2d_bn(args);
+  const TensorSpec& r = args.in[6];
+  check_float32("conv2d_bn_add", "the residual", r);
+  if (r.shape != args.out[0].shape)
+    throw ShapeError(fmt::format("conv2d_bn_add: the residual must have the result's shape {}, got {}",
+                                 args.out[0].shape.str(), r.shape.str()));
+}
+
+void cpu_conv2d_bn_add(const KernelArgs& args) { cpu_conv2d_bn(args); }
+
+}  // namespace msl::kernels
