@@ -212,7 +212,7 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
   } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj)) {
     // W(args) = GF(args..., this session's weight nodes): GF is top-level.
     auto* gfo = static_cast<GradFunctionObj*>(v.obj());
-    if (gfo->spec.has_aux || gfo->spec.return_value || gfo->spec.sens_param) {
+    if (gfo->spec.has_aux) {
       r.value = host_ref(I, v);
       return r;
     }
@@ -232,6 +232,14 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
         n = static_cast<Function*>(static_cast<BoundMethod*>(c.obj())->func.obj())->code->nposargs - 1;
     }
     const Compiled& c = gc.compile_grad(gfo, n);
+    if (gfo->spec.return_value || gfo->spec.sens_param) {
+      // Called on the host (graph_call shapes value_and_grad's result),
+      // but its weights become this graph's parameters too, so expansion
+      // can put its gradient graph into this one (a training step).
+      for (const Value& p : c.weights) weight_node(p);
+      r.value = host_ref(I, v);
+      return r;
+    }
     FuncGraph* w = gc.module.new_graph("grad_" + c.graph->name(), root, c.graph->loc());
     std::vector<Node*> call{w->constant(c.graph)};
     for (size_t i = 0; i < c.nargs; ++i) call.push_back(w->add_param("x" + std::to_string(i)));

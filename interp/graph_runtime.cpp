@@ -285,6 +285,11 @@ const ir::FuncGraph* GraphCompiler::traced_rule(const HostValue& rule, const std
 std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args) {
   auto hv = dynamic_cast<const HostValue*>(h.get());
   if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) return std::nullopt;
+  // A gradient function (a training step's value_and_grad): tracing it
+  // would compile its gradient graph for untyped tracer arguments; the
+  // expansion puts the graph itself in, typed.
+  if (const Value& v = hv->value(); v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj))
+    return std::nullopt;
   std::ostringstream key;
   key << static_cast<const void*>(hv) << "(";
   std::vector<trace::TraceInput> inputs;

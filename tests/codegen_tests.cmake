@@ -6,3 +6,9 @@ target_include_directories(msl_codegen_tests SYSTEM PRIVATE ${DOCTEST_INCLUDE_DI
 target_compile_options(msl_codegen_tests PRIVATE ${MSL_WARNINGS})
 target_link_libraries(msl_codegen_tests PRIVATE msl_codegen)
 add_test(NAME unit.codegen COMMAND msl_codegen_tests)
+
+# The on-disk compile cache through the command line: a second run of a
+# script compiles no loops (msl --profile counts them).
+if(TARGET msl)
+  add_test(NAME cli.jit_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_jit_cache.sh $<TARGET_FILE:msl>)
+endif()

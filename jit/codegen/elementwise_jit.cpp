@@ -1,6 +1,8 @@
 #include "jit/codegen/elementwise_jit.h"
 
 #include <fmt/format.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -10,27 +12,54 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
+#include "jit/codegen/object_cache.h"
 #include "kernels/parallel.h"
 
 namespace msl::jit::codegen {
 
 // ------------------------------------------------------------- programs
 
-int EwProgram::input(int k) {
+int EwProgram::input(int k, EwIndexing how) {
   EwValue v;
   v.op = EwOp::Input;
   v.input = k;
   if (k >= num_inputs) num_inputs = k + 1;
+  if (k >= 0 && (!how.full() || k < static_cast<int>(indexing.size()))) {
+    if (k >= static_cast<int>(indexing.size())) indexing.resize(static_cast<size_t>(k) + 1);
+    indexing[static_cast<size_t>(k)] = how;
+  }
   values.push_back(v);
   return static_cast<int>(values.size()) - 1;
+}
+
+EwIndexing EwProgram::input_indexing(int k) const {
+  return k >= 0 && k < static_cast<int>(indexing.size()) ? indexing[static_cast<size_t>(k)] : EwIndexing{};
+}
+
+EwIndexing EwProgram::broadcast() const {
+  EwIndexing shared;
+  for (int k = 0; k < num_inputs; ++k) {
+    EwIndexing how = input_indexing(k);
+    if (how.full() || how.scalar()) continue;
+    if (!shared.full() && !(how == shared))
+      throw std::invalid_argument(fmt::format(
+          "elementwise program: input {} broadcasts as (i / {}) % {}, another input as (i / {}) % {}; one "
+          "pattern per program",
+          k, how.inner, how.count, shared.inner, shared.count));
+    shared = how;
+  }
+  return shared;
 }
 
 int EwProgram::constant(float c) {
@@ -91,6 +120,14 @@ void validate(const EwProgram& p) {
   for (int o : p.outputs)
     if (o < 0 || o >= static_cast<int>(p.values.size()))
       throw std::invalid_argument(fmt::format("elementwise program: output %{} is not a value", o));
+  if (p.indexing.size() > static_cast<size_t>(p.num_inputs))
+    throw std::invalid_argument(
+        fmt::format("elementwise program: indexing for {} inputs of {}", p.indexing.size(), p.num_inputs));
+  for (size_t k = 0; k < p.indexing.size(); ++k)
+    if (const EwIndexing& how = p.indexing[k]; how.count < 0 || (!how.full() && how.inner < 1))
+      throw std::invalid_argument(fmt::format("elementwise program: input {} has indexing (i / {}) % {}", k,
+                                              how.inner, how.count));
+  p.broadcast();
   for (size_t i = 0; i < p.values.size(); ++i) {
     const EwValue& v = p.values[i];
     int n = static_cast<int>(i);
@@ -108,6 +145,9 @@ void validate(const EwProgram& p) {
 
 std::string EwProgram::text() const {
   std::string s = fmt::format("inputs {}\n", num_inputs);
+  for (int k = 0; k < num_inputs; ++k)
+    if (EwIndexing how = input_indexing(k); !how.full())
+      s += fmt::format("input {} at (i / {}) % {}\n", k, how.inner, how.count);
   for (size_t i = 0; i < values.size(); ++i) {
     const EwValue& v = values[i];
     if (v.op == EwOp::Input)
@@ -185,16 +225,26 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
 
 // void NAME(ptr in, ptr out, i64 begin, i64 end): the loop over [begin,
 // end); in and out are arrays of array pointers.
+//
+// Blocks: entry (the array pointers, tiles; nothing to do when begin >=
+// end), pre (scalar inputs, the first segment), fill (the tiles, when
+// tiled), outer (one segment s: the full arrays
+// rebased at s, a per-segment broadcast's values, the clipped range [lo,
+// hi) inside it), loop (the elements s + k, k in [lo, hi): the loop LLVM
+// vectorizes), latch (the next segment). Without a broadcast pattern the
+// only segment is [begin, end). The clipping makes lo < hi in every
+// segment: the first starts at begin's segment, later ones below end.
 void build_function(llvm::Module& m, const EwProgram& p, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* f32 = b.getFloatTy();
   llvm::Type* i64 = b.getInt64Ty();
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
-  auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  auto* loop = llvm::BasicBlock::Create(ctx, "loop", fn);
-  auto* done = llvm::BasicBlock::Create(ctx, "done", fn);
+  auto block = [&](const char* label) { return llvm::BasicBlock::Create(ctx, label, fn); };
+  llvm::BasicBlock *entry = block("entry"), *pre = block("pre"), *outer = block("outer"), *loop = block("loop"),
+                   *latch = block("latch"), *done = block("done");
   b.SetInsertPoint(entry);
   llvm::Argument *in = fn->getArg(0), *out = fn->getArg(1), *begin = fn->getArg(2), *end = fn->getArg(3);
   std::vector<Value*> bases, outs;
@@ -202,19 +252,123 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
     bases.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, in, static_cast<uint64_t>(k))));
   for (size_t k = 0; k < p.outputs.size(); ++k)
     outs.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, out, k)));
-  b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, done);
+  b.CreateCondBr(b.CreateICmpSLT(begin, end), pre, done);
+
+  const EwIndexing shared = p.broadcast();
+  const bool segmented = !shared.full();
+  // Short segments (a bias of 10 over rows of 10, 7x7 channel maps) would
+  // cost more in set-up than in elements: then the pattern's period is
+  // copied into a tile on the stack, repeated to about kTileTarget
+  // elements, and read as a row of that length (the segments start at
+  // multiples of the period, so position k of a segment reads tile[k]).
+  constexpr int64_t kShortSegment = 128, kMaxTile = 4096, kTileTarget = 1024;
+  const int64_t period = shared.inner * shared.count;
+  const bool tiled =
+      segmented && (shared.inner > 1 ? shared.inner : shared.count) < kShortSegment && period <= kMaxTile;
+  const bool per_segment = segmented && !tiled && shared.inner > 1;  // one broadcast value per segment
+  // A segment: a tile's length; `inner` elements sharing a broadcast index;
+  // or (inner == 1) a row of `count` elements, the broadcast index being
+  // the position in it.
+  const int64_t length = tiled         ? period * std::max<int64_t>(1, kTileTarget / period)
+                         : per_segment ? shared.inner
+                                       : shared.count;
+  std::vector<Value*> tiles(static_cast<size_t>(p.num_inputs), nullptr);
+  if (tiled) {
+    b.SetInsertPoint(entry->getTerminator());  // static allocas, in the entry block
+    for (int k = 0; k < p.num_inputs; ++k)
+      if (EwIndexing how = p.input_indexing(k); !how.full() && !how.scalar())
+        tiles[static_cast<size_t>(k)] = b.CreateAlloca(f32, b.getInt64(length));
+  }
+  std::vector<Value*> ins(static_cast<size_t>(p.num_inputs), nullptr);
+  b.SetInsertPoint(pre);
+  for (int k = 0; k < p.num_inputs; ++k)
+    if (p.input_indexing(k).scalar()) ins[static_cast<size_t>(k)] = b.CreateLoad(f32, bases[static_cast<size_t>(k)]);
+  Value *s0 = begin, *c0 = nullptr;
+  if (segmented) {
+    Value* t0 = b.CreateSDiv(begin, b.getInt64(length));
+    s0 = b.CreateMul(t0, b.getInt64(length));
+    if (per_segment) c0 = b.CreateSRem(t0, b.getInt64(shared.count));
+  }
+  llvm::BasicBlock* before_outer = pre;
+  if (tiled) {
+    // tile[j] = input[(j / inner) % count] for the j this range reads:
+    // [0, min(length, end - s0)), at least one.
+    llvm::BasicBlock* fill = llvm::BasicBlock::Create(ctx, "fill", fn, outer);
+    Value* filled = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(end, s0), b.getInt64(length));
+    b.CreateBr(fill);
+    b.SetInsertPoint(fill);
+    llvm::PHINode* j = b.CreatePHI(i64, 2);
+    j->addIncoming(b.getInt64(0), pre);
+    Value* at = b.CreateSRem(b.CreateSDiv(j, b.getInt64(shared.inner)), b.getInt64(shared.count));
+    for (size_t k = 0; k < tiles.size(); ++k)
+      if (tiles[k])
+        b.CreateStore(b.CreateLoad(f32, b.CreateGEP(f32, bases[k], at)), b.CreateGEP(f32, tiles[k], j));
+    Value* j_next = b.CreateAdd(j, b.getInt64(1), "", true, true);
+    j->addIncoming(j_next, fill);
+    b.CreateCondBr(b.CreateICmpSLT(j_next, filled), fill, outer);
+    before_outer = fill;
+  } else {
+    b.CreateBr(outer);
+  }
+
+  b.SetInsertPoint(outer);
+  Value* s = s0;
+  llvm::PHINode *s_phi = nullptr, *c_phi = nullptr;
+  if (segmented) {
+    s = s_phi = b.CreatePHI(i64, 2);
+    s_phi->addIncoming(s0, before_outer);
+    if (per_segment) {
+      c_phi = b.CreatePHI(i64, 2);
+      c_phi->addIncoming(c0, before_outer);
+    }
+  }
+  std::vector<Value*> rows(bases.size(), nullptr), out_rows;
+  for (int k = 0; k < p.num_inputs; ++k) {
+    size_t ku = static_cast<size_t>(k);
+    EwIndexing how = p.input_indexing(k);
+    if (how.full())
+      rows[ku] = b.CreateGEP(f32, bases[ku], s);
+    else if (!how.scalar() && per_segment)
+      ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, bases[ku], c_phi));
+  }
+  for (Value* o : outs) out_rows.push_back(b.CreateGEP(f32, o, s));
+  Value* rest = b.CreateSub(end, s);
+  Value* lo = segmented ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(begin, s), b.getInt64(0))
+                        : b.getInt64(0);
+  Value* hi = segmented ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, rest, b.getInt64(length)) : rest;
+  b.CreateBr(loop);
+
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(i64, 2);
-  i->addIncoming(begin, entry);
-  std::vector<Value*> ins;
-  for (Value* base : bases) ins.push_back(b.CreateLoad(b.getFloatTy(), b.CreateGEP(b.getFloatTy(), base, i)));
+  i->addIncoming(lo, outer);
+  for (int k = 0; k < p.num_inputs; ++k) {
+    size_t ku = static_cast<size_t>(k);
+    EwIndexing how = p.input_indexing(k);
+    if (how.full())
+      ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, rows[ku], i));
+    else if (!how.scalar() && !per_segment)
+      ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, tiled ? tiles[ku] : bases[ku], i));
+  }
   std::vector<Value*> vals;
   for (const EwValue& v : p.values) vals.push_back(gen_value(b, v, vals, ins));
   for (size_t k = 0; k < p.outputs.size(); ++k)
-    b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(b.getFloatTy(), outs[k], i));
+    b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i));
   Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, loop);
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, done);
+  b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
+
+  b.SetInsertPoint(latch);
+  if (!segmented) {
+    b.CreateBr(done);
+  } else {
+    Value* s_next = b.CreateAdd(s, b.getInt64(length), "", true, true);
+    s_phi->addIncoming(s_next, latch);
+    if (per_segment) {
+      Value* c1 = b.CreateAdd(c_phi, b.getInt64(1), "", true, true);
+      c_phi->addIncoming(b.CreateSelect(b.CreateICmpEQ(c1, b.getInt64(shared.count)), b.getInt64(0), c1), latch);
+    }
+    b.CreateCondBr(b.CreateICmpSLT(s_next, end), outer, done);
+  }
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 }
@@ -228,16 +382,30 @@ std::string llvm_error(llvm::Error e) {
 
 }  // namespace
 
+// Bump when the object code compiled for the same IR changes (the
+// optimization pipeline, the target machine's options): the disk cache's key
+// includes it. Changes to the generated IR need no bump: the key includes
+// the unoptimized IR itself.
+constexpr int kObjectCodeVersion = 1;
+
+namespace {
+
+// Process-wide, so that stats() can be read without starting LLVM.
+std::atomic<int64_t> g_memory_hits{0}, g_disk_hits{0}, g_compiled{0};
+
+}  // namespace
+
 struct ElementwiseJit::Impl {
+  using ContextAndModule = std::pair<std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>>;
+
   std::mutex mu;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::map<std::string, EwFunction> cache;
-  int next = 0;
+  bool disk_cache = true;
 
-  // A module holding `p`'s function, optimized at O3 for the host.
-  std::pair<std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>> module_for(const EwProgram& p,
-                                                                                       const std::string& name) {
+  // A verified, unoptimized module holding `p`'s function `name`.
+  ContextAndModule build(const EwProgram& p, const std::string& name) {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     auto m = std::make_unique<llvm::Module>("msl_fused", *ctx);
     m->setDataLayout(jit->getDataLayout());
@@ -249,6 +417,10 @@ struct ElementwiseJit::Impl {
     std::string err;
     llvm::raw_string_ostream es(err);
     if (llvm::verifyModule(*m, &es)) throw std::runtime_error("elementwise codegen made invalid IR: " + es.str());
+    return {std::move(ctx), std::move(m)};
+  }
+
+  void optimize(llvm::Module& m) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -259,8 +431,63 @@ struct ElementwiseJit::Impl {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
-    return {std::move(ctx), std::move(m)};
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  }
+
+  // A module holding `p`'s function, optimized at O3 for the host.
+  ContextAndModule module_for(const EwProgram& p, const std::string& name) {
+    ContextAndModule cm = build(p, name);
+    optimize(*cm.second);
+    return cm;
+  }
+
+  // Everything the machine code of unoptimized module `m` depends on: the
+  // disk cache's key (the program is there for whoever reads a cache file).
+  std::string object_key(const EwProgram& p, const llvm::Module& m) const {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    m.print(os, nullptr);
+    return fmt::format(
+        "msl fused elementwise loop, object code version {}\nLLVM {}\ntriple {}\ncpu {}\nfeatures {}\nO3\n{}{}",
+        kObjectCodeVersion, LLVM_VERSION_STRING, tm->getTargetTriple().str(), tm->getTargetCPU().str(),
+        tm->getTargetFeatureString().str(), p.text(), os.str());
+  }
+
+  // Links a relocatable object into the JIT and returns its function `name`.
+  EwFunction add_object(std::string_view object, const std::string& name) {
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
+    if (llvm::Error e = jit->addObjectFile(std::move(buffer)))
+      throw std::runtime_error("LLVM: cannot add the object: " + llvm_error(std::move(e)));
+    auto sym = jit->lookup(name);
+    if (!sym) throw std::runtime_error("LLVM: cannot find " + name + ": " + llvm_error(sym.takeError()));
+    return sym->toPtr<EwFunction>();
+  }
+
+  // The program's loop: from the disk cache when it has the object, else
+  // optimized and compiled here and stored there.
+  EwFunction load_or_compile(const EwProgram& p) {
+    // The key is computed from the IR with a fixed function name; the name
+    // linked is then made from the key: the same in every run (so cached
+    // objects match it) and different for every program in this process.
+    auto [ctx, m] = build(p, "msl_fused");
+    std::string key = object_key(p, *m);
+    std::string name = "msl_fused_" + ObjectCache::hash(key);
+    ObjectCache disk = disk_cache ? ObjectCache::from_environment() : ObjectCache();
+    if (std::optional<std::string> object = disk.load(key)) {
+      EwFunction fn = add_object(*object, name);
+      ++g_disk_hits;
+      return fn;
+    }
+    m->getFunction("msl_fused")->setName(name);
+    optimize(*m);
+    llvm::orc::SimpleCompiler compiler(*tm);
+    auto object = compiler(*m);
+    if (!object) throw std::runtime_error("LLVM: cannot compile the loop: " + llvm_error(object.takeError()));
+    std::string_view bytes((*object)->getBufferStart(), (*object)->getBufferSize());
+    disk.store(key, bytes);  // best-effort: an unwritable cache only costs the next run a compile
+    EwFunction fn = add_object(bytes, name);
+    ++g_compiled;
+    return fn;
   }
 };
 
@@ -294,16 +521,20 @@ EwFunction ElementwiseJit::compile(const EwProgram& p) {
   std::string key = p.text();
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->cache.find(key);
-  if (it != impl_->cache.end()) return it->second;
-  std::string name = fmt::format("msl_fused_{}", impl_->next++);
-  auto [ctx, m] = impl_->module_for(p, name);
-  if (llvm::Error e = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    throw std::runtime_error("LLVM: cannot add the module: " + llvm_error(std::move(e)));
-  auto sym = impl_->jit->lookup(name);
-  if (!sym) throw std::runtime_error("LLVM: cannot find " + name + ": " + llvm_error(sym.takeError()));
-  EwFunction fn = sym->toPtr<EwFunction>();
+  if (it != impl_->cache.end()) {
+    ++g_memory_hits;
+    return it->second;
+  }
+  EwFunction fn = impl_->load_or_compile(p);
   impl_->cache.emplace(key, fn);
   return fn;
+}
+
+JitStats ElementwiseJit::stats() { return {g_memory_hits.load(), g_disk_hits.load(), g_compiled.load()}; }
+
+void ElementwiseJit::set_disk_cache(bool on) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->disk_cache = on;
 }
 
 void ElementwiseJit::run(const EwProgram& p, const float* const* in, float* const* out, int64_t n) {

@@ -1,15 +1,33 @@
 // CPU code generation for fused elementwise clusters with LLVM 19's ORC
 // JIT: the first piece of graph mode's native back end.
 //
-// A cluster (chain or DAG of elementwise ops over same-shaped float32
-// tensors) is described as an EwProgram: numbered values, each an input, a
+// A cluster (chain or DAG of elementwise ops over float32 tensors of one
+// shape) is described as an EwProgram: numbered values, each an input, a
 // constant or an op of earlier values, and the values it outputs (a
 // gradient's several results share their intermediates in one loop). compile() turns it into one loop
 // over the elements, optimized at O3 for the host CPU (LLVM's loop
-// vectorizer then uses AVX-512 or AVX2 as the CPU has them), cached by the
-// program's text; run() splits the elements across the kernel threads.
+// vectorizer then uses AVX-512 or AVX2 as the CPU has them), cached in
+// memory by the program's text and on disk as object files (object_cache.h:
+// later runs link the object instead of compiling); run() splits the
+// elements across the kernel threads.
 // Reading each input once and writing the output once is what makes a
 // fused chain memory-bound instead of one pass per op.
+//
+// An input may be smaller than the cluster and broadcast over it (a Dense
+// bias [C] over [N, C], a conv bias [1, C, 1, 1] over [N, C, H, W], a
+// tensor scalar): element i then reads input[(i / inner) % count]. All the
+// broadcast inputs of a program with count > 1 share one (inner, count), so
+// the loop is generated as segments where the index pattern is simple and
+// nothing is divided per element:
+//   inner > 1:  segments of `inner` elements, the broadcast values loaded
+//               once per segment, a vectorized loop over the segment;
+//   inner == 1: segments of `count` elements (rows), the broadcast inputs
+//               read contiguously beside the full ones in a vectorized loop;
+//   short segments (< 128) with a period inner * count of at most 4096:
+//               the period is copied to a tile on the stack (repeated to
+//               ~1024 elements) and read like a row of the tile's length.
+// The first and last segments of [begin, end) are clipped, so any split of
+// the elements across threads is correct; count == 1 inputs are read once.
 //
 // exp (and sigmoid, tanh through it) is generated inline as a Cody-Waite
 // range reduction with a degree-6 polynomial (Cephes expf, ~1 ulp), so it
@@ -32,12 +50,27 @@ struct EwValue {
   float constant = 0;  // Const
 };
 
+// How element i of the loop reads an input: full (count == 0), the input
+// has the loop's length and is read at i; broadcast, the input has `count`
+// elements and is read at (i / inner) % count (count == 1: a scalar).
+struct EwIndexing {
+  int64_t inner = 1, count = 0;
+  bool full() const { return count == 0; }
+  bool scalar() const { return count == 1; }
+  bool operator==(const EwIndexing&) const = default;
+};
+
 struct EwProgram {
   int num_inputs = 0;
+  std::vector<EwIndexing> indexing;  // per input; inputs beyond its end are full
   std::vector<EwValue> values;
   std::vector<int> outputs;  // the values stored, one output array each
 
-  int input(int k);
+  int input(int k, EwIndexing how = {});
+  EwIndexing input_indexing(int k) const;
+  // The (inner, count) the broadcast inputs with count > 1 share; full()
+  // when there are none. Throws std::invalid_argument when they differ.
+  EwIndexing broadcast() const;
   int constant(float c);
   int unary(EwOp op, int a);
   int binary(EwOp op, int a, int b);
@@ -46,8 +79,16 @@ struct EwProgram {
   std::string text() const;
 };
 
-// out[k][i] = output k of program(in[0][i], in[1][i], ...), i in [begin, end).
+// out[k][i] = output k of program(in[0][...], in[1][...], ...), i in
+// [begin, end), each input indexed as its EwIndexing says.
 using EwFunction = void (*)(const float* const* in, float* const* out, int64_t begin, int64_t end);
+
+// How compile() calls were answered, over the whole process (msl --profile).
+struct JitStats {
+  int64_t memory_hits = 0;  // the program was compiled earlier in this process
+  int64_t disk_hits = 0;    // its object came from the on-disk cache (object_cache.h)
+  int64_t compiled = 0;     // optimized and compiled by LLVM
+};
 
 class ElementwiseJit {
  public:
@@ -66,6 +107,12 @@ class ElementwiseJit {
   std::string llvm_ir(const EwProgram& p);
   // The host CPU and features code is generated for.
   std::string target() const;
+  // Counts of compile()'s answers; static, so reading them starts no LLVM.
+  static JitStats stats();
+  // Compiled objects are kept in $XDG_CACHE_HOME/msl/kernels (else
+  // ~/.cache/msl/kernels) and loaded from there by later runs; on by
+  // default, the directory read from the environment at each compile.
+  void set_disk_cache(bool on);
 
  private:
   ElementwiseJit();

@@ -1,12 +1,16 @@
 #include "jit/passes/fuse_elementwise.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "jit/passes/rewrite.h"
+#include "kernels/errors.h"
 #include "kernels/primitives.h"
 
 namespace msl::jit {
@@ -15,10 +19,21 @@ using codegen::EwOp;
 using ir::Node;
 
 std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Tensor>& inputs) const {
+  if (inputs.size() != static_cast<size_t>(program_.num_inputs))
+    throw kernels::ValueError(
+        fmt::format("{}: {} inputs given, {} expected", name(), inputs.size(), program_.num_inputs));
   std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
   std::vector<float*> out_ptrs;
-  for (const kernels::Tensor& t : inputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const kernels::Tensor& t = inputs[k];
+    // A full input has the cluster's elements; a broadcast one its own
+    // `count`, read contiguously in its own shape.
+    codegen::EwIndexing how = program_.input_indexing(static_cast<int>(k));
+    int64_t want = how.full() ? shape_.product() : how.count;
+    if (t.dtype() != kernels::DType::Float32 || t.numel() != want)
+      throw kernels::ShapeError(fmt::format("{}: input {} is {} {}, expected float32 with {} elements", name(), k,
+                                              kernels::dtype_name(t.dtype()), t.shape().str(), want));
     dense.push_back(t.is_contiguous() ? t : t.contiguous());
     ptrs.push_back(dense.back().data<float>());
   }
@@ -55,8 +70,9 @@ bool ew_op(const Node* n, EwOp& op) {
   }
 }
 
-// A number or a one-element float tensor constant (also broadcast to a
-// shape: a gradient's seed), as float32.
+// A number or a float tensor constant whose elements are all equal (a
+// gradient's seed: broadcast to a shape, or folded into a tensor of ones),
+// as float32.
 bool float_constant(const Node* n, float& v) {
   if (const ir::PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
       p && p->prim == kernels::Prim::broadcast_to && n->num_args() == 1)
@@ -65,9 +81,53 @@ bool float_constant(const Node* n, float& v) {
   const ir::ConstValue& c = n->value();
   if (auto d = std::get_if<double>(&c)) return v = static_cast<float>(*d), true;
   if (auto i = std::get_if<int64_t>(&c)) return v = static_cast<float>(*i), true;
-  if (auto t = std::get_if<kernels::Tensor>(&c); t && t->numel() == 1 && kernels::is_floating(t->dtype()))
-    return v = static_cast<float>(t->item()), true;
-  return false;
+  auto t = std::get_if<kernels::Tensor>(&c);
+  if (!t || t->numel() < 1 || !kernels::is_floating(t->dtype())) return false;
+  double first = t->item_at(0);
+  for (int64_t i = 1; i < t->numel(); ++i)
+    if (double x = t->item_at(i); !(x == first)) return false;  // NaN: not uniform
+  return v = static_cast<float>(first), true;
+}
+
+// How a loop over `out` reads an operand of `shape` (see EwIndexing): full
+// when it has out's elements; broadcast when, right-aligned to out, the dims
+// where it is not 1 form one contiguous block of out's dims (dims of size 1
+// in out aside): count is the block's product and inner the product of the
+// dims after it ([C] over [N, C]: (1, C); [1, C, 1, 1] over [N, C, H, W]:
+// (H*W, C); [N, 1] over [N, C]: (C, N)); no dims left: a scalar. nullopt
+// for the rest ([C, 1, W] over [N, C, H, W] would need two divisions).
+std::optional<codegen::EwIndexing> indexing_of(const kernels::Dims& shape, const kernels::Dims& out) {
+  if (shape.size() > out.size()) return std::nullopt;
+  if (shape == out) return codegen::EwIndexing{};
+  int offset = out.size() - shape.size(), first = -1, last = -1;
+  bool broadcast_after_first = false;
+  for (int d = 0; d < out.size(); ++d) {
+    int64_t sd = d < offset ? 1 : shape[d - offset], od = out[d];
+    if (sd != od && sd != 1) return std::nullopt;
+    if (od == 1) continue;
+    if (sd == 1) {
+      broadcast_after_first = first >= 0;
+      continue;
+    }
+    if (broadcast_after_first) return std::nullopt;
+    if (first < 0) first = d;
+    last = d;
+  }
+  if (first < 0) return codegen::EwIndexing{1, 1};
+  int64_t count = 1, inner = 1;
+  for (int d = first; d <= last; ++d) count *= out[d];
+  for (int d = last + 1; d < out.size(); ++d) inner *= out[d];
+  if (count == out.product()) return codegen::EwIndexing{};
+  if (inner < 1 || count < 1) return std::nullopt;  // no elements
+  return codegen::EwIndexing{inner, count};
+}
+
+// Adds a node's broadcast pattern to a cluster's: full and scalars fit any,
+// otherwise they must be equal (one pattern per loop).
+bool join_pattern(codegen::EwIndexing& cluster, const codegen::EwIndexing& node) {
+  if (node.full() || node.scalar()) return true;
+  if (cluster.full()) cluster = node;
+  return cluster == node;
 }
 
 class Fuser {
@@ -83,7 +143,7 @@ class Fuser {
     // First whole connected groups of fusible nodes (a gradient's results
     // and everything they share), when that is convex.
     for (std::set<Node*>& group : connected_groups(order)) {
-      if (group.size() < 2 || !convex(group)) continue;
+      if (group.size() < 2 || !convex(group) || !one_pattern(group)) continue;
       emit(group, subst);
       taken_.insert(group.begin(), group.end());
       ++clusters;
@@ -108,17 +168,42 @@ class Fuser {
     return it == sp_.types.end() ? nullptr : it->second.get_if<AbsTensor>();
   }
 
-  bool fusible(const Node* n) const {
+  bool fusible(const Node* n) const { return pattern(n).has_value(); }
+
+  // float_constant, remembered: a constant tensor is scanned once.
+  bool constant(const Node* n, float& v) const {
+    auto it = constants_.find(n);
+    if (it == constants_.end()) {
+      float c;
+      it = constants_.emplace(n, float_constant(n, c) ? std::optional<float>(c) : std::nullopt).first;
+    }
+    if (it->second) v = *it->second;
+    return it->second.has_value();
+  }
+
+  // The broadcast pattern of a fusible node's operands (full() when none
+  // broadcasts with count > 1); nullopt when the node is not fusible.
+  std::optional<codegen::EwIndexing> pattern(const Node* n) const {
     EwOp op;
-    if (!ew_op(n, op)) return false;
+    if (!ew_op(n, op)) return std::nullopt;
     const AbsTensor* t = tensor_type(n);
-    if (!t || t->dtype != kernels::DType::Float32) return false;
+    if (!t || t->dtype != kernels::DType::Float32) return std::nullopt;
+    codegen::EwIndexing joined;
     for (size_t i = 0; i < n->num_args(); ++i) {
       float c;
-      if (float_constant(n->arg(i), c)) continue;
+      if (constant(n->arg(i), c)) continue;
       const AbsTensor* a = tensor_type(n->arg(i));
-      if (!a || a->dtype != kernels::DType::Float32 || a->shape != t->shape) return false;
+      if (!a || a->dtype != kernels::DType::Float32) return std::nullopt;
+      std::optional<codegen::EwIndexing> how = indexing_of(a->shape, t->shape);
+      if (!how || !join_pattern(joined, *how)) return std::nullopt;
     }
+    return joined;
+  }
+
+  bool one_pattern(const std::set<Node*>& cluster) const {
+    codegen::EwIndexing joined;
+    for (Node* n : cluster)
+      if (!join_pattern(joined, *pattern(n))) return false;
     return true;
   }
 
@@ -156,6 +241,7 @@ class Fuser {
 
   std::set<Node*> grow(Node* root) {
     std::set<Node*> cluster{root};
+    codegen::EwIndexing joined = *pattern(root);
     bool changed = true;
     while (changed) {
       changed = false;
@@ -164,11 +250,14 @@ class Fuser {
           Node* a = member->arg(i);
           if (cluster.count(a) || taken_.count(a) || a->graph() != &g_ || !fusible(a)) continue;
           if (tensor_type(a)->shape != tensor_type(root)->shape) continue;
+          codegen::EwIndexing with_a = joined;
+          if (!join_pattern(with_a, *pattern(a))) continue;
           bool convex = true;
           for (Node* u : users_[a])
             if (!cluster.count(u) && reaches_cluster(u, cluster)) convex = false;
           if (!convex) continue;
           cluster.insert(a);
+          joined = with_a;
           changed = true;
         }
     }
@@ -220,6 +309,7 @@ class Fuser {
   void emit(const std::set<Node*>& cluster, jit::Subst& subst) {
     std::vector<Node*> members(cluster.begin(), cluster.end());
     std::sort(members.begin(), members.end(), [&](Node* a, Node* b) { return position_[a] < position_[b]; });
+    const kernels::Dims shape = tensor_type(members.back())->shape;
     codegen::EwProgram p;
     std::map<const Node*, int> value;
     std::vector<Node*> inputs, outputs;
@@ -227,10 +317,10 @@ class Fuser {
       if (auto it = value.find(a); it != value.end()) return it->second;
       float c;
       int v;
-      if (float_constant(a, c)) {
+      if (constant(a, c)) {
         v = p.constant(c);
       } else {
-        v = p.input(static_cast<int>(inputs.size()));
+        v = p.input(static_cast<int>(inputs.size()), *indexing_of(tensor_type(a)->shape, shape));
         inputs.push_back(a);
       }
       value[a] = v;
@@ -247,10 +337,14 @@ class Fuser {
       }
     }
     Node* last = members.back();
-    const AbsTensor* t = tensor_type(last);
-    auto host = std::make_shared<const FusedElementwise>(std::move(p), t->shape, members.size());
+    auto host = std::make_shared<const FusedElementwise>(std::move(p), shape, members.size());
     std::vector<Node*> call{g_.constant(ir::HostRef(host), last->loc())};
-    call.insert(call.end(), inputs.begin(), inputs.end());
+    // Outputs of clusters fused before this one are named by their fused
+    // nodes already, so one rebuilding walk settles the graph.
+    for (Node* in : inputs) {
+      for (auto it = subst.find(in); it != subst.end(); it = subst.find(in)) in = it->second;
+      call.push_back(in);
+    }
     Node* fused = g_.apply(call, outputs.size() == 1 ? outputs[0]->name() : "", last->loc());
     if (outputs.size() == 1) {
       sp_.types[fused->id()] = sp_.types.at(outputs[0]->id());
@@ -275,6 +369,7 @@ class Fuser {
   std::unordered_map<const Node*, std::vector<Node*>> users_;
   std::set<const Node*> escapes_;
   std::set<Node*> taken_;
+  mutable std::unordered_map<const Node*, std::optional<float>> constants_;
 };
 
 }  // namespace

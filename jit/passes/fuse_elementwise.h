@@ -6,22 +6,31 @@
 // What it does, on a specialized graph of primitives (after expansion):
 //   * a node is fusible when it applies add, sub, mul, div, neg, relu,
 //     relu_grad, maximum, minimum, exp, sigmoid or tanh, its result is a
-//     float32 tensor, and each operand is either a float32 tensor of the
-//     same shape or a float constant (a number or a one-element tensor);
+//     float32 tensor, and each operand is a float constant (a number, or a
+//     tensor whose elements are all equal: a gradient's seed), a float32
+//     tensor of the same shape, or a float32 tensor that broadcasts to it
+//     in a way one loop reads with a per-thread division only: right-
+//     aligned, its dims that are not 1 are one contiguous block of the
+//     result's (a bias [C] over [N, C], [1, C, 1, 1] over [N, C, H, W],
+//     [N, 1] over [N, C], a tensor scalar); see EwIndexing;
 //   * a connected group of fusible nodes of one shape is one cluster when
-//     no path leaves it and comes back (it is convex); otherwise
-//     clusters grow from a root (visited from the output backwards) by
-//     absorbing fusible producers of the same shape, unless another user
-//     of the producer leads back into the cluster (the cluster would then
-//     depend on itself);
+//     no path leaves it and comes back (it is convex) and its broadcast
+//     operands share one pattern (scalars aside); otherwise clusters grow
+//     from a root (visited from the output backwards) by absorbing fusible
+//     producers of the same shape whose broadcast operands fit the
+//     cluster's pattern, unless another user of the producer leads back
+//     into the cluster (the cluster would then depend on itself);
 //   * every member used outside the cluster is an output, so values a
 //     gradient's several results share are computed once in one loop;
 //   * a cluster of two or more ops is replaced by an Apply of a constant
 //     FusedElementwise host object (the program and shape) to the
 //     cluster's tensor inputs (tuple_getitem of it for each output when
 //     there are several).
-// What it does not do (yet): broadcasting operands, other dtypes,
-// reductions and the epilogues of matmul/conv.
+// What it does not do (yet): two broadcast patterns in one loop (an outer
+// sum [N, 1] + [1, C] is split), operands broadcast in several blocks
+// ([C, 1, W] over [N, C, H, W]), other dtypes, reductions (a bias
+// gradient's reduce_sum stays a kernel after the fused loop); matmul/conv
+// epilogues are fuse_epilogue's.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +52,10 @@ class FusedElementwise final : public ir::HostObject {
   std::string name() const override { return "fused_elementwise_" + std::to_string(ops_) + "ops"; }
   const codegen::EwProgram& program() const { return program_; }
   const kernels::Dims& shape() const { return shape_; }
-  // Runs the loop on the cluster's inputs (float32, `shape`, any strides):
-  // one tensor per output of the program.
+  // Runs the loop on the cluster's inputs (float32, any strides; `shape`,
+  // or for a broadcast input the elements its EwIndexing counts, read in
+  // its own shape): one tensor per output of the program. ShapeError for
+  // an input of another size or dtype.
   std::vector<kernels::Tensor> run(const std::vector<kernels::Tensor>& inputs) const;
 
  private:

@@ -1,6 +1,8 @@
 // rebuild_with(): re-create the nodes of a graph nest under a substitution.
 #include "jit/passes/rewrite.h"
 
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace msl::jit {
@@ -16,31 +18,62 @@ bool is_effect(const Node* n) {
 
 namespace {
 
-// One rebuilding walk; `all` collects every replacement made so far, so a
-// later walk also re-points nodes created in between.
+// One rebuilding walk; `all` collects every replacement made so far. A
+// node's final form is made after its inputs' (an explicit post-order, so
+// chains thousands of nodes long cannot overflow the stack), and that
+// includes replacement nodes the walk has not reached yet: a fused node
+// built from the outputs of clusters replaced before it gets its inputs'
+// final forms at once, instead of one walk per level of such nesting (an
+// effect chain through many levels would otherwise be re-created walk
+// after walk).
 bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all) {
   auto resolve = [&](Node* n) {
     for (auto it = all.find(n); it != all.end(); it = all.find(n)) n = it->second;
     return n;
   };
+  std::unordered_map<const Node*, Node*> fixed;  // node -> its final form in this walk
   bool changed = false;
-  for (FuncGraph* h : nested_graphs(g)) {
-    for (Node* n : topo_order(*h)) {
-      if (!n->is_apply() || all.count(n)) continue;
+  auto fix = [&](Node* root) -> Node* {
+    root = resolve(root);
+    if (!root->is_apply()) return root;
+    if (auto it = fixed.find(root); it != fixed.end()) return it->second;
+    std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      Node* n = stack.back().first;
+      size_t i = stack.back().second;
+      if (i < n->inputs().size()) {
+        ++stack.back().second;
+        Node* in = resolve(n->inputs()[i]);
+        if (in->is_apply() && !fixed.count(in)) stack.push_back({in, 0});
+        continue;
+      }
+      stack.pop_back();
+      if (fixed.count(n)) continue;
       std::vector<Node*> ins;
       ins.reserve(n->inputs().size());
       bool diff = false;
       for (Node* in : n->inputs()) {
-        ins.push_back(resolve(in));
-        diff |= ins.back() != in;
+        Node* r = resolve(in);
+        if (r->is_apply()) r = fixed.at(r);
+        ins.push_back(r);
+        diff |= r != in;
       }
+      Node* out = n;
       if (diff) {
-        all[n] = m.new_apply(h, std::move(ins), n->name(), n->loc());
+        out = m.new_apply(n->graph(), std::move(ins), n->name(), n->loc());
+        all[n] = out;
+        fixed[out] = out;
         changed = true;
       }
+      fixed[n] = out;
     }
+    return fixed.at(root);
+  };
+  for (FuncGraph* h : nested_graphs(g)) {
+    for (Node* n : topo_order(*h))
+      if (n->is_apply()) fix(n);
     if (Node* out = h->output()) {
-      Node* r = resolve(out);
+      Node* r = fix(out);
       if (r != out) {
         h->set_output(r);
         changed = true;

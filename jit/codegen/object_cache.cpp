@@ -1,0 +1,136 @@
+#include "jit/codegen/object_cache.h"
+
+#include <fmt/format.h>
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/Support/SHA256.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace msl::jit::codegen {
+
+namespace {
+
+constexpr char kMagic[8] = {'M', 'S', 'L', 'K', 'O', 'B', 'J', '\0'};
+
+uint64_t fnv1a64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+template <class T>
+void put(std::string& s, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  s.append(b, sizeof(T));
+}
+
+// Reads a T at `pos` and advances it; false when the bytes run out.
+template <class T>
+bool get(std::string_view s, size_t& pos, T& v) {
+  if (s.size() - pos < sizeof(T)) return false;
+  std::memcpy(&v, s.data() + pos, sizeof(T));
+  pos += sizeof(T);
+  return true;
+}
+
+// An absolute directory named by environment variable `var`, or "".
+std::string absolute_env(const char* var) {
+  const char* v = std::getenv(var);
+  return v && v[0] == '/' ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+ObjectCache ObjectCache::from_environment() {
+  std::string xdg = absolute_env("XDG_CACHE_HOME");
+  if (!xdg.empty()) return ObjectCache(xdg + "/msl/kernels");
+  std::string home = absolute_env("HOME");
+  if (!home.empty()) return ObjectCache(home + "/.cache/msl/kernels");
+  return ObjectCache();
+}
+
+std::string ObjectCache::hash(std::string_view key) {
+  std::array<uint8_t, 32> d =
+      llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(key.data()), key.size()));
+  std::string s;
+  for (size_t i = 0; i < 16; ++i) s += fmt::format("{:02x}", d[i]);
+  return s;
+}
+
+std::string ObjectCache::path(std::string_view key) const {
+  return enabled() ? dir_ + "/" + hash(key) + ".o" : std::string();
+}
+
+std::string ObjectCache::encode(std::string_view key, std::string_view object) {
+  std::string s(kMagic, sizeof kMagic);
+  put<uint32_t>(s, kFormatVersion);
+  put<uint32_t>(s, static_cast<uint32_t>(key.size()));
+  s.append(key);
+  put<uint64_t>(s, object.size());
+  put<uint64_t>(s, fnv1a64(object));
+  s.append(object);
+  return s;
+}
+
+std::optional<std::string> ObjectCache::decode(std::string_view key, std::string_view file) {
+  size_t pos = 0;
+  uint32_t version = 0, key_len = 0;
+  uint64_t len = 0, sum = 0;
+  if (file.size() < sizeof kMagic || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;
+  pos = sizeof kMagic;
+  if (!get(file, pos, version) || version != kFormatVersion) return std::nullopt;
+  if (!get(file, pos, key_len) || key_len != key.size() || file.size() - pos < key_len) return std::nullopt;
+  if (file.substr(pos, key_len) != key) return std::nullopt;  // a hash collision or a stale entry
+  pos += key_len;
+  if (!get(file, pos, len) || !get(file, pos, sum) || file.size() - pos != len) return std::nullopt;
+  std::string_view object = file.substr(pos);
+  if (fnv1a64(object) != sum) return std::nullopt;
+  return std::string(object);
+}
+
+std::optional<std::string> ObjectCache::load(std::string_view key) const {
+  if (!enabled()) return std::nullopt;
+  std::ifstream f(path(key), std::ios::binary);
+  if (!f) return std::nullopt;
+  f.seekg(0, std::ios::end);
+  std::streamoff size = f.tellg();
+  if (size <= 0 || static_cast<uint64_t>(size) > kMaxEntryBytes + key.size()) return std::nullopt;
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  if (!f.read(bytes.data(), size)) return std::nullopt;
+  return decode(key, bytes);
+}
+
+bool ObjectCache::store(std::string_view key, std::string_view object) const {
+  if (!enabled()) return false;
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return false;
+  // Unique per process and call: concurrent writers never share a temporary.
+  static std::atomic<uint64_t> counter{0};
+  std::string final_path = path(key);
+  std::string tmp = fmt::format("{}.tmp.{}.{}", final_path, static_cast<long>(::getpid()), counter++);
+  std::string bytes = encode(key, object);
+  bool written = false;
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    written = f && f.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) && f.flush();
+  }
+  if (written && std::rename(tmp.c_str(), final_path.c_str()) == 0) return true;
+  std::remove(tmp.c_str());
+  return false;
+}
+
+}  // namespace msl::jit::codegen
