@@ -137,7 +137,9 @@ class Fuser {
   size_t run() {
     std::vector<Node*> order = ir::topo_order(g_);
     for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
-    count_users(order);
+    jit::LocalUses uses = jit::local_uses(g_, order);
+    users_ = std::move(uses.users);
+    escapes_ = std::move(uses.escapes);
     jit::Subst subst;
     size_t clusters = 0;
     // First whole connected groups of fusible nodes (a gradient's results
@@ -205,21 +207,6 @@ class Fuser {
     for (Node* n : cluster)
       if (!join_pattern(joined, *pattern(n))) return false;
     return true;
-  }
-
-  // Uses by nodes of g_ (per user node), and uses that leave g_'s body (its
-  // output, nested graphs).
-  void count_users(const std::vector<Node*>& order) {
-    for (Node* n : order)
-      if (n->is_apply())
-        for (Node* in : n->inputs()) users_[in].push_back(n);
-    escapes_.insert(g_.output());
-    for (ir::FuncGraph* h : ir::nested_graphs(g_)) {
-      if (h == &g_) continue;
-      for (Node* n : ir::topo_order(*h))
-        for (Node* in : n->inputs())
-          if (in->graph() == &g_) escapes_.insert(in);
-    }
   }
 
   // Whether a path of users leads from `from` (outside the cluster) back to

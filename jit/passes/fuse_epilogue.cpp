@@ -37,7 +37,9 @@ class EpilogueFuser {
 
   size_t run() {
     std::vector<Node*> order = ir::topo_order(g_);
-    count_users(order);
+    jit::LocalUses uses = jit::local_uses(g_, order);
+    users_ = std::move(uses.users);
+    escapes_ = std::move(uses.escapes);
     std::vector<Match> matches;
     for (Node* n : order) {
       Match mt;
@@ -59,19 +61,6 @@ class EpilogueFuser {
     if (it == sp_.types.end()) return nullptr;
     const AbsTensor* t = it->second.get_if<AbsTensor>();
     return t && t->dtype == kernels::DType::Float32 ? t : nullptr;
-  }
-
-  void count_users(const std::vector<Node*>& order) {
-    for (Node* n : order)
-      if (n->is_apply())
-        for (Node* in : n->inputs()) users_[in].push_back(n);
-    escapes_.insert(g_.output());
-    for (ir::FuncGraph* h : ir::nested_graphs(g_)) {
-      if (h == &g_) continue;
-      for (Node* n : ir::topo_order(*h))
-        for (Node* in : n->inputs())
-          if (in->graph() == &g_) escapes_.insert(in);
-    }
   }
 
   // The one user of `n` when it has exactly one use, nothing outside the

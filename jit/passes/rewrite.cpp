@@ -85,6 +85,21 @@ bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all) {
 
 }  // namespace
 
+LocalUses local_uses(const FuncGraph& g, const std::vector<Node*>& order) {
+  LocalUses u;
+  for (Node* n : order)
+    if (n->is_apply())
+      for (Node* in : n->inputs()) u.users[in].push_back(n);
+  u.escapes.insert(g.output());
+  for (FuncGraph* h : nested_graphs(g)) {
+    if (h == &g) continue;
+    for (Node* n : topo_order(*h))
+      for (Node* in : n->inputs())
+        if (in->graph() == &g) u.escapes.insert(in);
+  }
+  return u;
+}
+
 bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
   // Replacement nodes may themselves name replaced nodes (a rule built them
   // from the old inputs); they only become reachable after a walk, so walk

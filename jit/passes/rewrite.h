@@ -9,7 +9,9 @@
 // and the old nodes simply become unreachable.
 #pragma once
 
+#include <set>
 #include <unordered_map>
+#include <vector>
 
 #include "lang/ir/func_graph.h"
 #include "lang/ir/ir_module.h"
@@ -23,6 +25,16 @@ using Subst = std::unordered_map<const ir::Node*, ir::Node*>;
 // legal where the replaced node is used (a constant, or a node of the same
 // or an enclosing graph). Returns true when any output changed.
 bool rebuild_with(ir::IrModule& m, ir::FuncGraph& g, const Subst& subst);
+
+// Who uses the nodes of one graph, for the fusion passes: `users` lists the
+// Apply nodes of `order` (the graph's topo_order) using each node, once per
+// use; `escapes` holds the nodes whose value leaves the body (the output,
+// values nested graphs read), which no rewrite of the body may remove.
+struct LocalUses {
+  std::unordered_map<const ir::Node*, std::vector<ir::Node*>> users;
+  std::set<const ir::Node*> escapes;
+};
+LocalUses local_uses(const ir::FuncGraph& g, const std::vector<ir::Node*>& order);
 
 // True for a node on the effect chain: an Apply of update_state, print or
 // depend, or of an InPlace kernel primitive (assign) — see lang/ir/node.h.
