@@ -341,21 +341,36 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(i64, 2);
   i->addIncoming(lo, outer);
+  // Iterations are independent even when an output array is an input
+  // array (a result written over a dying operand reads and writes the same
+  // element in one iteration): the accesses form one group the loop
+  // declares parallel, so the vectorizer needs no overlap checks (and
+  // takes no scalar fallback when the arrays are the same).
+  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+  auto grouped = [&](llvm::Instruction* inst) {
+    inst->setMetadata(llvm::LLVMContext::MD_access_group, group);
+    return inst;
+  };
   for (int k = 0; k < p.num_inputs; ++k) {
     size_t ku = static_cast<size_t>(k);
     EwIndexing how = p.input_indexing(k);
     if (how.full())
-      ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, rows[ku], i));
+      ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, rows[ku], i)));
     else if (!how.scalar() && !per_segment)
-      ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, tiled ? tiles[ku] : bases[ku], i));
+      ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, tiled ? tiles[ku] : bases[ku], i)));
   }
   std::vector<Value*> vals;
   for (const EwValue& v : p.values) vals.push_back(gen_value(b, v, vals, ins));
   for (size_t k = 0; k < p.outputs.size(); ++k)
-    b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i));
+    grouped(b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i)));
   Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, loop);
-  b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
+  llvm::Instruction* back = b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
+  llvm::MDNode* parallel = llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
+  llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
+  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {self.get(), parallel});
+  loop_id->replaceOperandWith(0, loop_id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
 
   b.SetInsertPoint(latch);
   if (!segmented) {

@@ -25,6 +25,20 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
   std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
   std::vector<float*> out_ptrs;
+  // Inputs whose buffer nothing but `inputs` holds (the executor released
+  // them here), with the cluster's elements in order: results go there
+  // instead of into new buffers (memory_plan.h).
+  std::vector<size_t> reusable;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const kernels::Tensor& t = inputs[k];
+    bool once = true;
+    for (size_t j = 0; j < k; ++j) once &= !inputs[j].shares_storage(t);
+    for (size_t j = k + 1; j < inputs.size(); ++j) once &= !inputs[j].shares_storage(t);
+    if (once && program_.input_indexing(static_cast<int>(k)).full() && t.defined() &&
+        t.storage()->refcount.load() == 1 && t.dtype() == kernels::DType::Float32 && t.offset() == 0 &&
+        t.is_contiguous() && t.numel() == shape_.product())
+      reusable.push_back(k);
+  }
   for (size_t k = 0; k < inputs.size(); ++k) {
     const kernels::Tensor& t = inputs[k];
     // A full input has the cluster's elements; a broadcast one its own
@@ -38,7 +52,10 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
     ptrs.push_back(dense.back().data<float>());
   }
   for (size_t k = 0; k < program_.outputs.size(); ++k) {
-    outs.emplace_back(kernels::DType::Float32, shape_);
+    if (k < reusable.size())
+      outs.push_back(kernels::Tensor::view(inputs[reusable[k]], shape_, kernels::contiguous_strides(shape_), 0));
+    else
+      outs.emplace_back(kernels::DType::Float32, shape_);
     out_ptrs.push_back(outs.back().data<float>());
   }
   std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });

@@ -55,7 +55,9 @@ class FusedElementwise final : public ir::HostObject {
   // Runs the loop on the cluster's inputs (float32, any strides; `shape`,
   // or for a broadcast input the elements its EwIndexing counts, read in
   // its own shape): one tensor per output of the program. ShapeError for
-  // an input of another size or dtype.
+  // an input of another size or dtype. An input buffer nothing but
+  // `inputs` holds (the executor released it at this node) receives a
+  // result instead of a new buffer.
   std::vector<kernels::Tensor> run(const std::vector<kernels::Tensor>& inputs) const;
 
  private:

@@ -148,12 +148,13 @@ class Replay {
         plan_.complete &= known;
         plan_.total_bytes += bytes;
         if (bytes > 0) ++plan_.buffers;
-        // Counted, not applied: the generated loops do not write over
-        // their operands yet (LLVM's vectorizer guards aliasing arrays
-        // with a scalar fallback), so the peak is what runs today.
         for (const Node* reused : in_place(n, dying)) {
+          const Node* o = owners_[reused][0];
+          own.push_back(o);
+          ++bufs_[o].refs;
+          bytes -= bufs_[o].bytes;
           ++plan_.in_place;
-          plan_.in_place_bytes += bufs_[owners_[reused][0]].bytes;
+          plan_.in_place_bytes += bufs_[o].bytes;
         }
         bufs_[n] = {bytes, 1};
         own.push_back(n);
@@ -236,7 +237,7 @@ std::string format_bytes(int64_t bytes) {
 std::string MemoryPlan::summary() const {
   std::string s = "peak " + format_bytes(peak_bytes) + " of intermediates (" + format_bytes(total_bytes) +
                   " without reuse), " + std::to_string(buffers) + (buffers == 1 ? " buffer, " : " buffers, ") +
-                  std::to_string(in_place) + " could be written in place";
+                  std::to_string(in_place) + " written in place";
   if (!complete) s += " (some sizes unknown)";
   return s;
 }

@@ -6,10 +6,10 @@
 // value at the point lang/ir/liveness.h computes) and the caching CPU
 // allocator hands a released buffer to the next allocation of its size
 // class, so buffers are reused across the step without a static arena.
-// The plan also counts the fused loops that could write their result over
-// an operand dying there (same shape, nothing else holding it); the
-// executor already hands such operands over unshared, but the loops do
-// not overwrite them yet, so the peak does not assume it.
+// A FusedElementwise node writes a result over an operand that dies there
+// when nothing else holds its buffer (same elements, float32): the
+// executor hands such operands over unshared and FusedElementwise::run
+// checks the buffer's reference count, which is what this plan predicts.
 //
 // plan_memory() replays the graph's order over the types of a specialized
 // graph: every Compute primitive and fused loop allocates its result;
@@ -32,11 +32,11 @@ struct MemoryPlan {
   int64_t peak_bytes = 0;     // most intermediate bytes live at once
   int64_t total_bytes = 0;    // sum of every intermediate's bytes
   int64_t buffers = 0;        // intermediates that allocate
-  int64_t in_place = 0;       // fused results that could overwrite a dying operand
+  int64_t in_place = 0;       // fused results written over a dying operand
   int64_t in_place_bytes = 0;
   bool complete = true;       // false: some sizes were unknown (not counted)
 
-  // "peak 1.5 MiB of intermediates (12 MiB without reuse), 40 buffers, 3 could be written in place"
+  // "peak 1.5 MiB of intermediates (12 MiB without reuse), 40 buffers, 3 written in place"
   std::string summary() const;
 };
 

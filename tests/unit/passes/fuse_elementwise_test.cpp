@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -210,4 +211,54 @@ TEST_CASE("a fused node reads non-contiguous inputs and rejects inputs of anothe
   CHECK_THROWS_AS(f.run({x, random_input(rng, Dims{4})}), kernels::ShapeError);
   CHECK_THROWS_AS(f.run({random_input(rng, Dims{4, 4}), b}), kernels::ShapeError);
   CHECK_THROWS_AS(f.run({x}), kernels::ValueError);
+}
+
+TEST_CASE("a fused loop writes its result over an input nothing else holds, and only then") {
+  using msl::jit::codegen::EwOp;
+  msl::jit::codegen::EwProgram p;
+  int x = p.input(0);
+  int y = p.input(1);
+  int e = p.unary(EwOp::Exp, x);
+  p.outputs.push_back(p.binary(EwOp::Sub, p.binary(EwOp::Mul, e, p.constant(2.0f)), y));
+  const msl::kernels::Dims shape{3, 1000};
+  msl::jit::FusedElementwise fused(p, shape, 3);
+  auto make = [&](float scale) {
+    msl::kernels::Tensor t(msl::kernels::DType::Float32, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * static_cast<float>(i % 17) - 3.0f;
+    return t;
+  };
+  auto expect = [&](int64_t i) {
+    double a = 0.1 * static_cast<double>(i % 17) - 3.0, b = 0.2 * static_cast<double>(i % 17) - 3.0;
+    return std::exp(a) * 2.0 - b;
+  };
+  // Only `inputs` holds x's buffer: the result takes it.
+  {
+    std::vector<msl::kernels::Tensor> inputs{make(0.1f), make(0.2f)};
+    const void* xbuf = inputs[0].raw();
+    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    CHECK(out[0].raw() == xbuf);
+    CHECK(out[0].shape() == shape);
+    for (int64_t i = 0; i < out[0].numel(); i += 7)
+      CHECK(out[0].data<float>()[i] == doctest::Approx(expect(i)).epsilon(1e-5));
+  }
+  // x is still held elsewhere: a new buffer, x unchanged.
+  {
+    msl::kernels::Tensor x_kept = make(0.1f);
+    std::vector<msl::kernels::Tensor> inputs{x_kept, make(0.2f)};
+    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    CHECK(out[0].raw() != x_kept.raw());
+    CHECK(x_kept.data<float>()[5] == doctest::Approx(0.1f * 5 - 3.0f));
+    for (int64_t i = 0; i < out[0].numel(); i += 7)
+      CHECK(out[0].data<float>()[i] == doctest::Approx(expect(i)).epsilon(1e-5));
+  }
+  // The same buffer passed twice is not unshared.
+  {
+    msl::kernels::Tensor t = make(0.1f);
+    std::vector<msl::kernels::Tensor> inputs{t, t};
+    t = msl::kernels::Tensor();
+    const void* buf = inputs[0].raw();
+    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    CHECK(out[0].raw() != buf);
+    CHECK(out[0].data<float>()[3] == doctest::Approx(std::exp(0.1 * 3 - 3.0) * 2.0 - (0.1 * 3 - 3.0)).epsilon(1e-5));
+  }
 }
