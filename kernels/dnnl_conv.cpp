@@ -191,15 +191,7 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
       break;
   }
   onednn::ScratchLayout layout;
-  for (int i = 0; i < 3; ++i) {
-    plan->user[i] = onednn::unbound(user[i]);
-    if (user[i] == inner[i]) continue;
-    plan->reordered[i] = true;
-    plan->inner[i] = onednn::unbound(inner[i]);
-    plan->offset[i] = layout.add(inner[i].get_size());
-    plan->reorder[i] =
-        i < 2 ? dnnl::reorder(plan->user[i], plan->inner[i]) : dnnl::reorder(plan->inner[i], plan->user[i]);
-  }
+  onednn::plan_reorders(*plan, user, inner, layout);
   plan->scratchpad_offset = layout.add(scratch_md.get_size());
   plan->scratchpad = onednn::unbound(scratch_md);
   plan->scratch_bytes = layout.total;

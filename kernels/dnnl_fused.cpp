@@ -289,15 +289,7 @@ std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvShape& g, const Tensor& x
   memory::desc user[3] = {onednn::strided_md(xs, x.strides(), f32), weights_md(ws, w.strides(), g.groups),
                           onednn::plain_md(ys, f32)};
   onednn::ScratchLayout layout;
-  for (int i = 0; i < 3; ++i) {
-    plan->user[i] = onednn::unbound(user[i]);
-    if (user[i] == inner[i]) continue;
-    plan->reordered[i] = true;
-    plan->inner[i] = onednn::unbound(inner[i]);
-    plan->offset[i] = layout.add(inner[i].get_size());
-    plan->reorder[i] =
-        i < 2 ? dnnl::reorder(plan->user[i], plan->inner[i]) : dnnl::reorder(plan->inner[i], plan->user[i]);
-  }
+  onednn::plan_reorders(*plan, user, inner, layout);
   if (sum && plan->reordered[2]) {
     plan->residual = onednn::unbound(user[2]);
     plan->residual_in = dnnl::reorder(plan->residual, plan->inner[2]);
