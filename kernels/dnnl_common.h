@@ -163,24 +163,6 @@ Tensor with_positive_strides(const Tensor& t);
 // A memory object without data; bound per call with set_data_handle.
 dnnl::memory unbound(const dnnl::memory::desc& md);
 
-// The reorders of a convolution-like plan (fields user, inner, reorder,
-// reordered, offset, three of each): operands 0 and 1 are reordered from
-// the caller's layout into the primitive's, operand 2 (the result) back,
-// each through its own part of one scratch buffer; operands whose layouts
-// agree are used as they are.
-template <class Plan>
-void plan_reorders(Plan& plan, const dnnl::memory::desc (&user)[3], const dnnl::memory::desc (&inner)[3],
-                   ScratchLayout& layout) {
-  for (int i = 0; i < 3; ++i) {
-    plan.user[i] = unbound(user[i]);
-    if (user[i] == inner[i]) continue;
-    plan.reordered[i] = true;
-    plan.inner[i] = unbound(inner[i]);
-    plan.offset[i] = layout.add(inner[i].get_size());
-    plan.reorder[i] = i < 2 ? dnnl::reorder(plan.user[i], plan.inner[i]) : dnnl::reorder(plan.inner[i], plan.user[i]);
-  }
-}
-
 // True for oneDNN's reference implementations ("ref:any"): correct but
 // slower than copying an operand into a layout a JIT kernel takes.
 bool is_reference(const dnnl::primitive_desc_base& pd);

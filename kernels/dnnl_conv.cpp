@@ -20,6 +20,7 @@
 #include "kernels/contraction_fallback.h"
 #include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
+#include "kernels/dnnl_conv_plan.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
@@ -33,42 +34,12 @@ using onednn::Key;
 
 enum class ConvOp : int { Forward, BackpropInput, BackpropFilter };
 
-struct ConvGeom {
-  int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, groups = 1;
-  Window2d win;
-  Dims x_shape() const { return {n, c, h, w}; }
-  Dims y_shape() const { return {n, o, win.ho, win.wo}; }
-  Dims w_shape() const { return {o, c / groups, kh, kw}; }
-};
-
 DType check_dtypes(const char* op, const TensorSpec& a, const char* an, const TensorSpec& b, const char* bn) {
   if (a.dtype != b.dtype)
     throw DTypeError(fmt::format("{}: {} and {} dtypes differ: {} and {}", op, an, bn, dtype_display_name(a.dtype),
                                  dtype_display_name(b.dtype)));
   if (!is_floating(a.dtype)) throw DTypeError(fmt::format("{}: unsupported dtype {}", op, dtype_display_name(a.dtype)));
   return a.dtype;
-}
-
-ConvGeom geometry(const char* op, const Dims& xs, const Dims& ws, const Attrs& attrs) {
-  if (xs.size() != 4) throw ShapeError(fmt::format("{}: the input must be 4-D (N, C, H, W), got {}", op, xs.str()));
-  if (ws.size() != 4)
-    throw ShapeError(fmt::format("{}: the weight must be 4-D (O, C/groups, kh, kw), got {}", op, ws.str()));
-  ConvGeom g;
-  g.n = xs[0], g.c = xs[1], g.h = xs[2], g.w = xs[3];
-  g.o = ws[0], g.kh = ws[2], g.kw = ws[3];
-  g.groups = attrs.get_int("groups", 1);
-  if (g.groups < 1) throw ValueError(fmt::format("{}: groups must be >= 1, got {}", op, g.groups));
-  if (g.c % g.groups)
-    throw ValueError(fmt::format("{}: groups={} does not divide the {} input channels", op, g.groups, g.c));
-  if (g.o % g.groups)
-    throw ValueError(fmt::format("{}: groups={} does not divide the {} output channels", op, g.groups, g.o));
-  if (ws[1] * g.groups != g.c)
-    throw ShapeError(fmt::format("{}: input has {} channels but the weight expects {} (groups={})", op, g.c,
-                                 ws[1] * g.groups, g.groups));
-  if (g.kh < 1 || g.kw < 1)
-    throw ShapeError(fmt::format("{}: the kernel must not be empty, got weight {}", op, ws.str()));
-  g.win = make_window(op, attrs, g.h, g.w, g.kh, g.kw, true);
-  return g;
 }
 
 Dims shape_attr(const char* op, const Attrs& attrs, const char* name) {
@@ -87,19 +58,6 @@ void check_dy(const char* op, const Dims& dy, const ConvGeom& g) {
 
 // ------------------------------------------------------------------ oneDNN
 
-// Descriptor of a weight tensor [O, C/g, kh, kw] in oneDNN's grouped form
-// [g, O/g, C/g, kh, kw] when groups > 1 (the same memory).
-memory::desc weights_md(const Dims& shape, const Dims& strides, int64_t groups, memory::data_type dt) {
-  if (groups == 1) return onednn::strided_md(shape, strides, dt);
-  Dims d{groups, shape[0] / groups, shape[1], shape[2], shape[3]};
-  Dims s{strides[0] * (shape[0] / groups), strides[0], strides[1], strides[2], strides[3]};
-  return onednn::strided_md(d, s, dt);
-}
-
-memory::desc any_md(const Dims& shape, memory::data_type dt) {
-  return memory::desc(memory::dims(shape.begin(), shape.end()), dt, memory::format_tag::any);
-}
-
 // Arguments in the order (input 0, input 1, output) of each op.
 constexpr int kArgs[3][3] = {
     {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
@@ -107,14 +65,8 @@ constexpr int kArgs[3][3] = {
     {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS},
 };
 
-struct ConvPlan {
-  bool supported = false;
+struct ConvPlan : onednn::ConvOperands {
   dnnl::primitive prim;
-  dnnl::memory user[3], inner[3], scratchpad;
-  dnnl::reorder reorder[3];
-  bool reordered[3] = {false, false, false};
-  size_t offset[3] = {0, 0, 0}, scratchpad_offset = 0, scratch_bytes = 0;
-  std::mutex mu;
 };
 
 onednn::PrimitiveCache<ConvPlan>& conv_plans() {
@@ -127,7 +79,7 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
   auto ddt = onednn::dnnl_type(dt);
   Dims xs = g.x_shape(), ys = g.y_shape(), ws = g.w_shape();
   Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
-  memory::desc x_any = any_md(xs, ddt), y_any = any_md(ys, ddt), w_any = any_md(wd, ddt);
+  memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt), w_any = onednn::any_md(wd, ddt);
   memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
   memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
   const auto alg = dnnl::algorithm::convolution_auto;
@@ -176,25 +128,21 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
   switch (op) {
     case ConvOp::Forward:
       user[0] = onednn::strided_md(xs, in0.strides(), ddt);
-      user[1] = weights_md(ws, in1.strides(), g.groups, ddt);
+      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
       user[2] = onednn::plain_md(ys, ddt);
       break;
     case ConvOp::BackpropInput:
       user[0] = onednn::strided_md(ys, in0.strides(), ddt);
-      user[1] = weights_md(ws, in1.strides(), g.groups, ddt);
+      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
       user[2] = onednn::plain_md(xs, ddt);
       break;
     case ConvOp::BackpropFilter:
       user[0] = onednn::strided_md(ys, in0.strides(), ddt);
       user[1] = onednn::strided_md(xs, in1.strides(), ddt);
-      user[2] = weights_md(ws, contiguous_strides(ws), g.groups, ddt);
+      user[2] = onednn::conv_weights_md(ws, contiguous_strides(ws), g.groups, ddt);
       break;
   }
-  onednn::ScratchLayout layout;
-  onednn::plan_reorders(*plan, user, inner, layout);
-  plan->scratchpad_offset = layout.add(scratch_md.get_size());
-  plan->scratchpad = onednn::unbound(scratch_md);
-  plan->scratch_bytes = layout.total;
+  plan->plan_operands(user, inner, scratch_md);
   plan->supported = true;
   return plan;
 }
@@ -205,29 +153,17 @@ bool dnnl_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_any, const Tensor
   onednn::SerialScope serial(macs < double(onednn::kSerialMacs));
   Key key;
   key.add(int64_t(op)).add(int64_t(out.dtype())).add(onednn::thread_count());
-  key.add(g.n).add(g.c).add(g.h).add(g.w).add(g.o).add(g.kh).add(g.kw).add(g.groups);
-  key.add(g.win.sh).add(g.win.sw).add(g.win.dh).add(g.win.dw).add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr);
-  key.add(in0.strides()).add(in1.strides());
+  onednn::add_conv_geometry(key, g).add(in0.strides()).add(in1.strides());
   auto plan = conv_plans().get(key, [&] { return make_plan(op, g, out.dtype(), in0, in1); });
   if (!plan->supported) return false;
   onednn::Scratch scratch(plan->scratch_bytes);
   std::lock_guard<std::mutex> lock(plan->mu);
-  const Tensor* t[3] = {&in0, &in1, &out};
   const dnnl::memory* args[3];
-  for (int i = 0; i < 3; ++i) {
-    onednn::bind(plan->user[i], t[i]->raw());
-    args[i] = &plan->user[i];
-    if (!plan->reordered[i]) continue;
-    onednn::bind(plan->inner[i], scratch.at(plan->offset[i]));
-    args[i] = &plan->inner[i];
-    if (i < 2) onednn::execute(plan->reorder[i], {{DNNL_ARG_FROM, &plan->user[i]}, {DNNL_ARG_TO, &plan->inner[i]}});
-  }
-  onednn::bind(plan->scratchpad, scratch.at(plan->scratchpad_offset));
+  plan->bind_operands({&in0, &in1, &out}, scratch, args);
   const int* ids = kArgs[static_cast<int>(op)];
   onednn::execute(plan->prim,
                   {{ids[0], args[0]}, {ids[1], args[1]}, {ids[2], args[2]}, {DNNL_ARG_SCRATCHPAD, &plan->scratchpad}});
-  if (plan->reordered[2])
-    onednn::execute(plan->reorder[2], {{DNNL_ARG_FROM, &plan->inner[2]}, {DNNL_ARG_TO, &plan->user[2]}});
+  plan->finish_result();
   return true;
 }
 
@@ -273,40 +209,40 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1
 
 void infer_conv2d(const InferArgs& args) {
   DType dt = check_dtypes("conv2d", args.in[0], "input", args.in[1], "weight");
-  ConvGeom g = geometry("conv2d", args.in[0].shape, args.in[1].shape, args.attrs);
+  ConvGeom g = conv_geometry("conv2d", args.in[0].shape, args.in[1].shape, args.attrs);
   args.out[0] = TensorSpec{dt, g.y_shape()};
 }
 
 void cpu_conv2d(const KernelArgs& args) {
-  ConvGeom g = geometry("conv2d", args.in[0].shape(), args.in[1].shape(), args.attrs);
+  ConvGeom g = conv_geometry("conv2d", args.in[0].shape(), args.in[1].shape(), args.attrs);
   run_conv(ConvOp::Forward, g, args.in[0], args.in[1], args.out[0]);
 }
 
 void infer_conv2d_backprop_input(const InferArgs& args) {
   const char* op = "conv2d_backprop_input";
   DType dt = check_dtypes(op, args.in[0], "dy", args.in[1], "weight");
-  ConvGeom g = geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape, args.attrs);
+  ConvGeom g = conv_geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape, args.attrs);
   check_dy(op, args.in[0].shape, g);
   args.out[0] = TensorSpec{dt, g.x_shape()};
 }
 
 void cpu_conv2d_backprop_input(const KernelArgs& args) {
   const char* op = "conv2d_backprop_input";
-  ConvGeom g = geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape(), args.attrs);
+  ConvGeom g = conv_geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape(), args.attrs);
   run_conv(ConvOp::BackpropInput, g, args.in[0], args.in[1], args.out[0]);
 }
 
 void infer_conv2d_backprop_filter(const InferArgs& args) {
   const char* op = "conv2d_backprop_filter";
   DType dt = check_dtypes(op, args.in[0], "dy", args.in[1], "input");
-  ConvGeom g = geometry(op, args.in[1].shape, shape_attr(op, args.attrs, "filter_shape"), args.attrs);
+  ConvGeom g = conv_geometry(op, args.in[1].shape, shape_attr(op, args.attrs, "filter_shape"), args.attrs);
   check_dy(op, args.in[0].shape, g);
   args.out[0] = TensorSpec{dt, g.w_shape()};
 }
 
 void cpu_conv2d_backprop_filter(const KernelArgs& args) {
   const char* op = "conv2d_backprop_filter";
-  ConvGeom g = geometry(op, args.in[1].shape(), shape_attr(op, args.attrs, "filter_shape"), args.attrs);
+  ConvGeom g = conv_geometry(op, args.in[1].shape(), shape_attr(op, args.attrs, "filter_shape"), args.attrs);
   run_conv(ConvOp::BackpropFilter, g, args.in[0], args.in[1], args.out[0]);
 }
 

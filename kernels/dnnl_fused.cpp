@@ -37,6 +37,7 @@
 
 #include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
+#include "kernels/dnnl_conv_plan.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
@@ -212,45 +213,16 @@ bool dnnl_matmul_bias(const Tensor& a, const Tensor& b, bool ta, bool tb, const 
 
 // ------------------------------------------------------------ conv2d_bias
 
-struct ConvShape {
-  int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, groups = 1;
-  Window2d win;
-};
-
-// The geometry of an input x and weight w already checked by infer_conv2d.
-ConvShape conv_shape(const char* op, const Dims& x, const Dims& w, const Attrs& attrs) {
-  ConvShape g;
-  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3], g.o = w[0], g.kh = w[2], g.kw = w[3];
-  g.groups = attrs.get_int("groups", 1);
-  g.win = make_window(op, attrs, g.h, g.w, g.kh, g.kw, true);
-  return g;
-}
-
-// The weight [O, C/g, kh, kw] as oneDNN's grouped [g, O/g, C/g, kh, kw]
-// when groups > 1 (the same memory).
-memory::desc weights_md(const Dims& shape, const Dims& strides, int64_t groups) {
-  const auto f32 = memory::data_type::f32;
-  if (groups == 1) return onednn::strided_md(shape, strides, f32);
-  Dims d{groups, shape[0] / groups, shape[1], shape[2], shape[3]};
-  Dims s{strides[0] * (shape[0] / groups), strides[0], strides[1], strides[2], strides[3]};
-  return onednn::strided_md(d, s, f32);
-}
-
 // A forward convolution with bias and post-ops, oneDNN choosing the
 // activation and weight layouts; user memory (x, w, y) is reordered into
 // and out of them through one scratch buffer, as conv2d does.
-struct ConvBiasPlan {
-  bool supported = false;
+struct ConvBiasPlan : onednn::ConvOperands {
   dnnl::convolution_forward prim;
-  memory user[3], inner[3], bias, scratchpad;
-  dnnl::reorder reorder[3];
+  memory bias;
   // With the sum post-op and a reordered dst: the (contiguous) residual
   // and its reorder straight into dst's layout.
   memory residual;
   dnnl::reorder residual_in;
-  bool reordered[3] = {false, false, false};
-  size_t offset[3] = {0, 0, 0}, scratchpad_offset = 0, scratch_bytes = 0;
-  std::mutex mu;
 };
 
 onednn::PrimitiveCache<ConvBiasPlan>& conv_plans() {
@@ -258,15 +230,12 @@ onednn::PrimitiveCache<ConvBiasPlan>& conv_plans() {
   return *c;
 }
 
-std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvShape& g, const Tensor& x, const Tensor& w, Activation act,
+std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvGeom& g, const Tensor& x, const Tensor& w, Activation act,
                                              bool sum) {
   auto plan = std::make_shared<ConvBiasPlan>();
   const auto f32 = memory::data_type::f32;
-  Dims xs{g.n, g.c, g.h, g.w}, ys{g.n, g.o, g.win.ho, g.win.wo}, ws{g.o, g.c / g.groups, g.kh, g.kw};
+  Dims xs = g.x_shape(), ys = g.y_shape(), ws = g.w_shape();
   Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
-  auto any = [&](const Dims& d) {
-    return memory::desc(memory::dims(d.begin(), d.end()), f32, memory::format_tag::any);
-  };
   memory::desc bias_md = onednn::plain_md(Dims{g.o}, f32);
   memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
   memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
@@ -277,8 +246,9 @@ std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvShape& g, const Tensor& x
   // than the plain conv2d (which asks for training) plus its epilogue.
   try {
     dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_auto, any(xs),
-                                        any(wd), bias_md, any(ys), strides, dil, pad_l, pad_r),
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_auto,
+                                        onednn::any_md(xs, f32), onednn::any_md(wd, f32), bias_md,
+                                        onednn::any_md(ys, f32), strides, dil, pad_l, pad_r),
         epilogue_attr(act, sum), onednn::engine());
     inner[0] = pd.src_desc(), inner[1] = pd.weights_desc(), inner[2] = pd.dst_desc();
     scratch_md = pd.scratchpad_desc();
@@ -286,46 +256,32 @@ std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvShape& g, const Tensor& x
   } catch (const dnnl::error&) {
     return plan;
   }
-  memory::desc user[3] = {onednn::strided_md(xs, x.strides(), f32), weights_md(ws, w.strides(), g.groups),
-                          onednn::plain_md(ys, f32)};
-  onednn::ScratchLayout layout;
-  onednn::plan_reorders(*plan, user, inner, layout);
+  memory::desc user[3] = {onednn::strided_md(xs, x.strides(), f32),
+                          onednn::conv_weights_md(ws, w.strides(), g.groups, f32), onednn::plain_md(ys, f32)};
+  plan->plan_operands(user, inner, scratch_md);
   if (sum && plan->reordered[2]) {
     plan->residual = onednn::unbound(user[2]);
     plan->residual_in = dnnl::reorder(plan->residual, plan->inner[2]);
   }
   plan->bias = onednn::unbound(bias_md);
-  plan->scratchpad_offset = layout.add(scratch_md.get_size());
-  plan->scratchpad = onednn::unbound(scratch_md);
-  plan->scratch_bytes = layout.total;
   plan->supported = true;
   return plan;
 }
 
-bool dnnl_conv_bias(const ConvShape& g, const Tensor& x_any, const Tensor& w_any, const float* bias, Activation act,
+bool dnnl_conv_bias(const ConvGeom& g, const Tensor& x_any, const Tensor& w_any, const float* bias, Activation act,
                     const Tensor* residual, const Tensor& out) {
   Tensor x = onednn::with_positive_strides(x_any), w = onednn::with_positive_strides(w_any);
   double macs = double(g.n * g.o) * double(g.win.ho * g.win.wo) * double(g.c / g.groups * g.kh * g.kw);
   onednn::SerialScope serial(macs < double(onednn::kSerialMacs));
   Key key;
   key.add(int64_t(act)).add(residual != nullptr).add(onednn::thread_count());
-  key.add(g.n).add(g.c).add(g.h).add(g.w).add(g.o).add(g.kh).add(g.kw).add(g.groups);
-  key.add(g.win.sh).add(g.win.sw).add(g.win.dh).add(g.win.dw).add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr);
-  key.add(x.strides()).add(w.strides());
+  onednn::add_conv_geometry(key, g).add(x.strides()).add(w.strides());
   auto plan = conv_plans().get(key, [&] { return make_conv_plan(g, x, w, act, residual != nullptr); });
   if (!plan->supported) return false;
   onednn::Scratch scratch(plan->scratch_bytes);
   std::lock_guard<std::mutex> lock(plan->mu);
-  const Tensor* t[3] = {&x, &w, &out};
   const memory* args[3];
-  for (int i = 0; i < 3; ++i) {
-    onednn::bind(plan->user[i], t[i]->raw());
-    args[i] = &plan->user[i];
-    if (!plan->reordered[i]) continue;
-    onednn::bind(plan->inner[i], scratch.at(plan->offset[i]));
-    args[i] = &plan->inner[i];
-    if (i < 2) onednn::execute(plan->reorder[i], {{DNNL_ARG_FROM, &plan->user[i]}, {DNNL_ARG_TO, &plan->inner[i]}});
-  }
+  plan->bind_operands({&x, &w, &out}, scratch, args);
   // The sum post-op adds what dst holds: the residual, put there first.
   Tensor residual_dense;
   if (residual && plan->reordered[2]) {
@@ -336,14 +292,12 @@ bool dnnl_conv_bias(const ConvShape& g, const Tensor& x_any, const Tensor& w_any
     copy_strided(*residual, out);
   }
   onednn::bind(plan->bias, bias);
-  onednn::bind(plan->scratchpad, scratch.at(plan->scratchpad_offset));
   onednn::execute(plan->prim, {{DNNL_ARG_SRC, args[0]},
                                {DNNL_ARG_WEIGHTS, args[1]},
                                {DNNL_ARG_BIAS, &plan->bias},
                                {DNNL_ARG_DST, args[2]},
                                {DNNL_ARG_SCRATCHPAD, &plan->scratchpad}});
-  if (plan->reordered[2])
-    onednn::execute(plan->reorder[2], {{DNNL_ARG_FROM, &plan->inner[2]}, {DNNL_ARG_TO, &plan->user[2]}});
+  plan->finish_result();
   return true;
 }
 
@@ -354,7 +308,7 @@ void run_conv_bias(const char* op, const KernelArgs& args, const Tensor& w, cons
   const Tensor& x = args.in[0];
   const Tensor& out = args.out[0];
   if (out.numel() == 0) return;
-  ConvShape g = conv_shape(op, x.shape(), w.shape(), args.attrs);
+  ConvGeom g = conv_geometry(op, x.shape(), w.shape(), args.attrs);
   bool few = few_channel_conv_applies(x.shape(), w.shape(), g.win, g.groups);
   if (!few && x.numel() > 0 && w.numel() > 0 && dnnl_conv_bias(g, x, w, bias, act, residual, out)) return;
   // The plain convolution (its few-channel kernel, or zeros for an empty

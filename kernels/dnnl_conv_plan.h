@@ -1,0 +1,66 @@
+// What conv2d and its gradients (dnnl_conv.cpp) and the fused convolutions
+// (dnnl_fused.cpp) share: the geometry of a 2-D convolution, the memory
+// descriptors oneDNN needs for it, and the part of a cached plan that moves
+// the three operands between the caller's layout and the primitive's.
+//
+// A plan keeps user[i] (the caller's NCHW / [O, C/groups, kh, kw] layout,
+// with the actual strides) and inner[i] (the layout oneDNN chose with
+// format_tag::any); where they differ, operands 0 and 1 are reordered into
+// scratch memory before the primitive and operand 2, the result, back out
+// after it, all temporaries in one Scratch.
+#pragma once
+
+#include <dnnl.hpp>
+
+#include <mutex>
+
+#include "kernels/attrs.h"
+#include "kernels/dnnl_common.h"
+#include "kernels/dnnl_window.h"
+#include "kernels/tensor.h"
+
+namespace msl::kernels {
+
+struct ConvGeom {
+  int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, groups = 1;
+  Window2d win;
+  Dims x_shape() const { return {n, c, h, w}; }
+  Dims y_shape() const { return {n, o, win.ho, win.wo}; }
+  Dims w_shape() const { return {o, c / groups, kh, kw}; }
+};
+
+// The geometry of input shape `xs` and weight shape `ws` under conv2d's
+// attributes; ShapeError/ValueError naming `op` for shapes that do not fit.
+ConvGeom conv_geometry(const char* op, const Dims& xs, const Dims& ws, const Attrs& attrs);
+
+namespace onednn {
+
+// A weight [O, C/g, kh, kw] in oneDNN's grouped form [g, O/g, C/g, kh, kw]
+// when groups > 1 (the same memory).
+dnnl::memory::desc conv_weights_md(const Dims& shape, const Dims& strides, int64_t groups, dnnl::memory::data_type dt);
+// A descriptor leaving the layout to the primitive (format_tag::any).
+dnnl::memory::desc any_md(const Dims& shape, dnnl::memory::data_type dt);
+// The geometry's part of a plan cache key.
+Key& add_conv_geometry(Key& key, const ConvGeom& g);
+
+struct ConvOperands {
+  bool supported = false;
+  dnnl::memory user[3], inner[3], scratchpad;
+  dnnl::reorder reorder[3];
+  bool reordered[3] = {false, false, false};
+  size_t offset[3] = {0, 0, 0}, scratchpad_offset = 0, scratch_bytes = 0;
+  std::mutex mu;  // a plan's memory objects are bound per call
+
+  // Plans the reorders of operands whose user and inner layouts differ and
+  // the primitive's scratchpad, sizing scratch_bytes.
+  void plan_operands(const dnnl::memory::desc (&user_md)[3], const dnnl::memory::desc (&inner_md)[3],
+                     const dnnl::memory::desc& scratch_md);
+  // Binds the tensors and scratch parts and reorders operands 0 and 1 in;
+  // args[i] is the memory the primitive uses for operand i.
+  void bind_operands(const Tensor* const (&t)[3], const Scratch& scratch, const dnnl::memory* (&args)[3]);
+  // Reorders the result out when the primitive wrote it elsewhere.
+  void finish_result();
+};
+
+}  // namespace onednn
+}  // namespace msl::kernels
