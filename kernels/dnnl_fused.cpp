@@ -38,6 +38,7 @@
 #include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_conv_plan.h"
+#include "kernels/dnnl_matmul.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
@@ -107,108 +108,6 @@ void add_bias_activation(const Tensor& out, const float* bias, int64_t channels,
       }
     }
   });
-}
-
-// ------------------------------------------------------------ matmul_bias
-
-// A view of op(t): the inner two dims and strides swapped when `transposed`.
-Tensor op_view(const Tensor& t, bool transposed) {
-  if (!transposed) return t;
-  Dims sh = t.shape(), st = t.strides();
-  std::swap(sh[sh.size() - 1], sh[sh.size() - 2]);
-  std::swap(st[st.size() - 1], st[st.size() - 2]);
-  return Tensor::view(t, sh, st, t.offset());
-}
-
-// `s` padded on the left with 1s (strides with 0s) to rank r.
-void pad_rank(const Tensor& t, int r, Dims& shape, Dims& strides) {
-  shape.resize(0);
-  strides.resize(0);
-  for (int i = 0; i < r - t.ndim(); ++i) shape.push_back(1), strides.push_back(0);
-  for (int i = 0; i < t.ndim(); ++i) shape.push_back(t.dim(i)), strides.push_back(t.strides()[i]);
-}
-
-struct MatmulBiasPlan {
-  bool supported = false;
-  bool copy_a = false, copy_b = false;
-  dnnl::matmul prim;
-  memory a, b, bias, c, scratch;
-  size_t scratch_bytes = 0;
-  std::mutex mu;
-};
-
-onednn::PrimitiveCache<MatmulBiasPlan>& matmul_plans() {
-  static auto* c = new onednn::PrimitiveCache<MatmulBiasPlan>(256);
-  return *c;
-}
-
-std::shared_ptr<MatmulBiasPlan> make_matmul_plan(const Tensor& opa, const Tensor& opb, const Dims& out_shape,
-                                                 Activation act) {
-  auto plan = std::make_shared<MatmulBiasPlan>();
-  const auto f32 = memory::data_type::f32;
-  int r = out_shape.size();
-  Dims sa, sta, sb, stb, bias_shape;
-  bias_shape.resize(r, 1);
-  pad_rank(opa, r, sa, sta);
-  pad_rank(opb, r, sb, stb);
-  bias_shape[r - 1] = out_shape[r - 1];
-  memory::desc cmd = onednn::plain_md(out_shape, f32), bmd_bias = onednn::plain_md(bias_shape, f32);
-  auto attr = epilogue_attr(act);
-  // Strided operands first, then row-major copies of whichever oneDNN
-  // only has its reference kernel for (as plain matmul does).
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    bool ca = attempt & 1, cb = attempt & 2;
-    if ((ca && opa.is_contiguous()) || (cb && opb.is_contiguous())) continue;
-    auto amd = ca ? onednn::plain_md(sa, f32) : onednn::strided_md(sa, sta, f32);
-    auto bmd = cb ? onednn::plain_md(sb, f32) : onednn::strided_md(sb, stb, f32);
-    try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, bmd_bias, cmd), attr, onednn::engine());
-      bool last = (ca || opa.is_contiguous()) && (cb || opb.is_contiguous());
-      if (onednn::is_reference(pd) && !last) continue;
-      plan->prim = dnnl::matmul(pd);
-      plan->a = onednn::unbound(amd);
-      plan->b = onednn::unbound(bmd);
-      plan->bias = onednn::unbound(bmd_bias);
-      plan->c = onednn::unbound(cmd);
-      plan->scratch_bytes = pd.scratchpad_desc().get_size();
-      plan->scratch = onednn::unbound(pd.scratchpad_desc());
-      plan->copy_a = ca;
-      plan->copy_b = cb;
-      plan->supported = true;
-      return plan;
-    } catch (const dnnl::error&) {
-      // Not implemented for this combination: try the next one.
-    }
-  }
-  return plan;
-}
-
-bool dnnl_matmul_bias(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& bias, Activation act,
-                      const Tensor& out) {
-  Tensor opa = op_view(onednn::with_positive_strides(a), ta), opb = op_view(onednn::with_positive_strides(b), tb);
-  int64_t k = opa.dim(opa.ndim() - 1);
-  onednn::SerialScope serial(double(out.numel()) * double(k) < double(onednn::kSerialMacs));
-  Key key;
-  key.add(int64_t(act)).add(onednn::thread_count()).add(out.shape());
-  key.add(opa.shape()).add(opa.strides()).add(opb.shape()).add(opb.strides());
-  auto plan = matmul_plans().get(key, [&] { return make_matmul_plan(opa, opb, out.shape(), act); });
-  if (!plan->supported) return false;
-  if (plan->copy_a) opa = opa.contiguous();
-  if (plan->copy_b) opb = opb.contiguous();
-  Tensor bias_dense = bias.is_contiguous() ? bias : bias.contiguous();
-  onednn::Scratch scratch(plan->scratch_bytes);
-  std::lock_guard<std::mutex> lock(plan->mu);
-  onednn::bind(plan->a, opa.raw());
-  onednn::bind(plan->b, opb.raw());
-  onednn::bind(plan->bias, bias_dense.raw());
-  onednn::bind(plan->c, out.raw());
-  onednn::bind(plan->scratch, scratch.at(0));
-  onednn::execute(plan->prim, {{DNNL_ARG_SRC, &plan->a},
-                               {DNNL_ARG_WEIGHTS, &plan->b},
-                               {DNNL_ARG_BIAS, &plan->bias},
-                               {DNNL_ARG_DST, &plan->c},
-                               {DNNL_ARG_SCRATCHPAD, &plan->scratch}});
-  return true;
 }
 
 // ------------------------------------------------------------ conv2d_bias
@@ -360,7 +259,7 @@ void cpu_matmul_bias(const KernelArgs& args) {
   Activation act = activation_attr("matmul_bias", args.attrs);
   if (out.numel() == 0) return;
   int64_t k = ta ? a.dim(a.ndim() - 2) : a.dim(a.ndim() - 1);
-  if (k > 0 && dnnl_matmul_bias(a, b, ta, tb, bias, act, out)) return;
+  if (k > 0 && dnnl_matmul(a, b, ta, tb, out, &bias, act == Activation::Relu)) return;
   Attrs mm{{"transpose_a", ta}, {"transpose_b", tb}};
   Tensor in[2] = {a, b};
   copy_strided(execute1(Prim::matmul, in, mm), out);

@@ -17,6 +17,7 @@
 
 #include "kernels/contraction_fallback.h"
 #include "kernels/dnnl_common.h"
+#include "kernels/dnnl_matmul.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 
@@ -57,7 +58,7 @@ void pad_rank(const Dims& s, const Dims& st, int r, Dims& ps, Dims& pst) {
 
 struct MatmulPlan {
   dnnl::matmul prim;
-  dnnl::memory a, b, c, scratch;
+  dnnl::memory a, b, c, bias, scratch;
   size_t scratch_bytes = 0;
   bool copy_a = false, copy_b = false;
   bool supported = true;  // false: no fast oneDNN kernel for this dtype here
@@ -69,7 +70,8 @@ onednn::PrimitiveCache<MatmulPlan>& plans() {
   return *c;
 }
 
-std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, const Dims& out_shape, DType dt) {
+std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, const Dims& out_shape, DType dt, bool bias,
+                                      bool relu) {
   auto plan = std::make_shared<MatmulPlan>();
   auto ddt = onednn::dnnl_type(dt);
   int r = out_shape.size();
@@ -77,7 +79,17 @@ std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, cons
   pad_rank(opa.shape(), opa.strides(), r, sa, sta);
   pad_rank(opb.shape(), opb.strides(), r, sb, stb);
   dnnl::memory::desc cmd = onednn::plain_md(out_shape, ddt);
+  // The bias as [1, ..., 1, N]: oneDNN broadcasts it over the rest.
+  Dims bias_shape;
+  bias_shape.resize(r, 1);
+  bias_shape[r - 1] = out_shape[r - 1];
+  dnnl::memory::desc bias_md = bias ? onednn::plain_md(bias_shape, dnnl::memory::data_type::f32) : dnnl::memory::desc();
   auto attr = onednn::user_scratchpad_attr();
+  if (relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
   // Strided views first; then copies of whichever operand oneDNN rejects.
   for (int attempt = 0; attempt < 4; ++attempt) {
     bool ca = attempt & 1, cb = attempt & 2;
@@ -85,13 +97,15 @@ std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, cons
     auto amd = ca ? onednn::plain_md(sa, ddt) : onednn::strided_md(sa, sta, ddt);
     auto bmd = cb ? onednn::plain_md(sb, ddt) : onednn::strided_md(sb, stb, ddt);
     try {
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, onednn::engine());
+      dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(amd, bmd, bias_md, cmd) : dnnl::matmul::desc(amd, bmd, cmd),
+                                      attr, onednn::engine());
       bool last = (ca || opa.is_contiguous()) && (cb || opb.is_contiguous());
       if (onednn::is_reference(pd) && !(last && dt == DType::Float32)) continue;
       plan->prim = dnnl::matmul(pd);
       plan->a = onednn::unbound(amd);
       plan->b = onednn::unbound(bmd);
       plan->c = onednn::unbound(cmd);
+      if (bias) plan->bias = onednn::unbound(bias_md);
       plan->scratch_bytes = pd.scratchpad_desc().get_size();
       plan->scratch = onednn::unbound(pd.scratchpad_desc());
       plan->copy_a = ca;
@@ -105,31 +119,6 @@ std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, cons
   return plan;
 }
 
-// out = op(a) @ op(b) through oneDNN (float32/bfloat16 tensors, contiguous
-// out). False when oneDNN has no fast kernel for the dtype on this CPU.
-bool dnnl_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& out) {
-  Tensor opa = op_view(onednn::with_positive_strides(a), ta), opb = op_view(onednn::with_positive_strides(b), tb);
-  int64_t k = opa.dim(opa.ndim() - 1);
-  onednn::SerialScope serial(double(out.numel()) * double(k) < double(onednn::kSerialMacs));
-  Key key;
-  key.add(int64_t(out.dtype())).add(onednn::thread_count()).add(out.shape());
-  key.add(opa.shape()).add(opa.strides()).add(opb.shape()).add(opb.strides());
-  auto plan = plans().get(key, [&] { return make_plan(opa, opb, out.shape(), out.dtype()); });
-  if (!plan->supported) return false;
-  if (plan->copy_a) opa = opa.contiguous();
-  if (plan->copy_b) opb = opb.contiguous();
-  onednn::Scratch scratch(plan->scratch_bytes);
-  std::lock_guard<std::mutex> lock(plan->mu);
-  onednn::bind(plan->a, opa.raw());
-  onednn::bind(plan->b, opb.raw());
-  onednn::bind(plan->c, out.raw());
-  onednn::bind(plan->scratch, scratch.at(0));
-  onednn::execute(plan->prim, {{DNNL_ARG_SRC, &plan->a},
-                               {DNNL_ARG_WEIGHTS, &plan->b},
-                               {DNNL_ARG_DST, &plan->c},
-                               {DNNL_ARG_SCRATCHPAD, &plan->scratch}});
-  return true;
-}
 
 // float16 (and bfloat16 without oneDNN support): float32 copies in and out.
 void via_float32(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& out) {
@@ -145,6 +134,40 @@ bool is_supported(DType t) {
 }
 
 }  // namespace
+
+bool dnnl_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tensor& out, const Tensor* bias, bool relu) {
+  Tensor opa = op_view(onednn::with_positive_strides(a), ta), opb = op_view(onednn::with_positive_strides(b), tb);
+  int64_t k = opa.dim(opa.ndim() - 1);
+  onednn::SerialScope serial(double(out.numel()) * double(k) < double(onednn::kSerialMacs));
+  Key key;
+  key.add(int64_t(out.dtype())).add(bias != nullptr).add(relu).add(onednn::thread_count()).add(out.shape());
+  key.add(opa.shape()).add(opa.strides()).add(opb.shape()).add(opb.strides());
+  auto plan = plans().get(key, [&] { return make_plan(opa, opb, out.shape(), out.dtype(), bias, relu); });
+  if (!plan->supported) return false;
+  if (plan->copy_a) opa = opa.contiguous();
+  if (plan->copy_b) opb = opb.contiguous();
+  Tensor bias_dense = bias ? bias->contiguous() : Tensor();
+  onednn::Scratch scratch(plan->scratch_bytes);
+  std::lock_guard<std::mutex> lock(plan->mu);
+  onednn::bind(plan->a, opa.raw());
+  onednn::bind(plan->b, opb.raw());
+  onednn::bind(plan->c, out.raw());
+  onednn::bind(plan->scratch, scratch.at(0));
+  if (bias) {
+    onednn::bind(plan->bias, bias_dense.raw());
+    onednn::execute(plan->prim, {{DNNL_ARG_SRC, &plan->a},
+                                 {DNNL_ARG_WEIGHTS, &plan->b},
+                                 {DNNL_ARG_BIAS, &plan->bias},
+                                 {DNNL_ARG_DST, &plan->c},
+                                 {DNNL_ARG_SCRATCHPAD, &plan->scratch}});
+  } else {
+    onednn::execute(plan->prim, {{DNNL_ARG_SRC, &plan->a},
+                                 {DNNL_ARG_WEIGHTS, &plan->b},
+                                 {DNNL_ARG_DST, &plan->c},
+                                 {DNNL_ARG_SCRATCHPAD, &plan->scratch}});
+  }
+  return true;
+}
 
 void infer_matmul(const InferArgs& args) {
   const TensorSpec& a = args.in[0];
