@@ -118,6 +118,10 @@ class GraphCompiler {
   // --- runtime (graph_runtime.cpp)
   ir::ConstValue rule_for(const ir::PrimRef& p);
   exec::RtValue runtime_j(const exec::RtValue& fn);
+  // `h` as a host value that is data, not a function (a Cell's stride
+  // tuple, a dtype): its own J-value, passed to traces as a constant.
+  // Null for anything else.
+  const HostValue* host_data(const ir::HostObject* h);
   exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
   // Trace inputs for calling host function `fn` with `args` (tensors by
   // dtype and shape, constants by value), the cache key of that signature

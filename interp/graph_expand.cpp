@@ -10,7 +10,6 @@
 #include <set>
 #include <sstream>
 
-#include "interp/builtins.h"
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -92,12 +91,9 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp, const We
       }
       // J of host data (a Cell's stride tuple passed to a library function
       // under AD) is the data: the call taking it can then be traced.
-      if (n->is_call_of(ir::IrOp::J) && n->num_args() == 1 && n->arg(0)->is_constant()) {
-        auto data = dynamic_cast<const HostValue*>(n->arg(0)->as_host());
-        if (data && !value_is_callable(gc.I, data->value())) {
-          subst[n] = n->arg(0);
-          continue;
-        }
+      if (n->is_call_of(ir::IrOp::J) && n->num_args() == 1 && gc.host_data(n->arg(0)->as_host())) {
+        subst[n] = n->arg(0);
+        continue;
       }
       ir::Node* callee = n->callee();
       bool j = callee->is_call_of(ir::IrOp::J) && callee->num_args() == 1;

@@ -114,12 +114,17 @@ ir::ConstValue GraphCompiler::rule_for(const ir::PrimRef& p) {
   return c;
 }
 
+const HostValue* GraphCompiler::host_data(const ir::HostObject* h) {
+  auto hv = dynamic_cast<const HostValue*>(h);
+  return hv && !value_is_callable(I, hv->value()) ? hv : nullptr;
+}
+
 exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
   try {
     if (auto h = fn.get_if<ir::HostRef>()) {
       // A host value that is not a function (a dtype, a module) is its own
       // J-value, as numbers and tensors are.
-      if (auto hv = dynamic_cast<const HostValue*>(h->get()); hv && !value_is_callable(I, hv->value())) return fn;
+      if (host_data(h->get())) return fn;
       if (auto jh = dynamic_cast<const JHost*>(h->get()))
         return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(jh->fn(), jh->order() + 1)));
       return exec::RtValue(ir::HostRef(std::make_shared<const JHost>(*h, 1)));
@@ -248,9 +253,8 @@ bool GraphCompiler::trace_input(const jit::AbsValue& a, trace::TraceInput& out) 
     // A host value that is data (a Cell's stride tuple), or its J, which is
     // itself: passed to the trace as is.
     const jit::AbsCallee& c = f->callees[0];
-    auto hv = c.kind == jit::AbsCallee::Kind::Host && c.bound.empty() ? dynamic_cast<const HostValue*>(c.host.get())
-                                                                        : nullptr;
-    if (!hv || value_is_callable(I, hv->value())) return false;
+    const HostValue* hv = c.kind == jit::AbsCallee::Kind::Host && c.bound.empty() ? host_data(c.host.get()) : nullptr;
+    if (!hv) return false;
     out = trace::TraceInput::value(hv->value());
     return true;
   }
