@@ -209,9 +209,8 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     }
   } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(JitFunctionObj)) {
     return classify(static_cast<JitFunctionObj*>(v.obj())->fn);
-  } else if (v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj)) {
+  } else if (GradFunctionObj* gfo = grad_function_of(v)) {
     // W(args) = GF(args..., this session's weight nodes): GF is top-level.
-    auto* gfo = static_cast<GradFunctionObj*>(v.obj());
     if (gfo->spec.has_aux) {
       r.value = host_ref(I, v);
       return r;
@@ -769,8 +768,8 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
 
 std::string graph_ir_text(Interp& I, const Value& fn, size_t nargs) {
   GraphCompiler& gc = compiler_of(I);
-  if (fn.is(Kind::NativeData) && typeid(*fn.obj()) == typeid(GradFunctionObj))
-    gc.compile_grad(static_cast<GradFunctionObj*>(fn.obj()), nargs);
+  if (GradFunctionObj* gf = grad_function_of(fn))
+    gc.compile_grad(gf, nargs);
   else
     gc.compile(fn, nargs);
   return ir::print_module(gc.module);

@@ -52,6 +52,11 @@ struct GradFunctionObj final : NativeData {
     spec.weights.clear();
   }
 };
+// `v` as a gradient function object, or null.
+inline GradFunctionObj* grad_function_of(const Value& v) {
+  return v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj) ? static_cast<GradFunctionObj*>(v.obj())
+                                                                                : nullptr;
+}
 
 class GraphCompiler {
  public:

@@ -55,10 +55,8 @@ ir::Node* inline_grad_call(GraphCompiler& gc, const jit::Specialized& sp, const 
   const ir::Node* callee = n->callee();
   auto hv = callee->is_constant() ? dynamic_cast<const HostValue*>(callee->as_host()) : nullptr;
   if (!hv || n->graph() != sp.graph || weights.values.empty()) return nullptr;
-  const Value& v = hv->value();
-  if (!v.is(Kind::NativeData) || typeid(*v.obj()) != typeid(GradFunctionObj)) return nullptr;
-  auto* gf = static_cast<GradFunctionObj*>(v.obj());
-  if (gf->spec.has_aux || (gf->spec.sens_param && n->num_args() == 0)) return nullptr;
+  GradFunctionObj* gf = grad_function_of(hv->value());
+  if (!gf || gf->spec.has_aux || (gf->spec.sens_param && n->num_args() == 0)) return nullptr;
   size_t nargs = n->num_args() - (gf->spec.sens_param ? 1 : 0);
   const Compiled& c = gc.compile_grad(gf, nargs);
   ir::FuncGraph* g = sp.graph;
@@ -173,9 +171,8 @@ GraphUse graph_use(const ir::FuncGraph& g) {
 // the result of running it on args).
 Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   GraphCompiler& gc = compiler_of(I);
-  if (!grad_fn.is(Kind::NativeData) || typeid(*grad_fn.obj()) != typeid(GradFunctionObj))
-    I.raise(I.exception_class("TypeError").get(), "gradient_stats: expected a gradient function");
-  auto* gf = static_cast<GradFunctionObj*>(grad_fn.obj());
+  GradFunctionObj* gf = grad_function_of(grad_fn);
+  if (!gf) I.raise(I.exception_class("TypeError").get(), "gradient_stats: expected a gradient function");
   size_t nargs = args.size() - (gf->spec.sens_param ? 1 : 0);
   const Compiled& c = gc.compile_grad(gf, nargs);
   std::vector<exec::RtValue> rt = gc.executor_args(c, args);

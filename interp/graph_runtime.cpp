@@ -292,8 +292,7 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   // A gradient function (a training step's value_and_grad): tracing it
   // would compile its gradient graph for untyped tracer arguments; the
   // expansion puts the graph itself in, typed.
-  if (const Value& v = hv->value(); v.is(Kind::NativeData) && typeid(*v.obj()) == typeid(GradFunctionObj))
-    return std::nullopt;
+  if (grad_function_of(hv->value())) return std::nullopt;
   std::ostringstream key;
   key << static_cast<const void*>(hv) << "(";
   std::vector<trace::TraceInput> inputs;

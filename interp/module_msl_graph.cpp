@@ -31,7 +31,7 @@ Value jit_call(Interp& I, Args& a, Object*) {
 }
 
 Value grad_fn_call(Interp& I, Args& a, Object*) {
-  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || typeid(*a.pos[0].obj()) != typeid(GradFunctionObj))
+  if (a.pos.empty() || !grad_function_of(a.pos[0]))
     I.raise(I.exception_class("TypeError").get(), "GradFunction.__call__ needs a GradFunction");
   if (!a.kw.empty()) I.raise(I.exception_class("TypeError").get(), "gradient functions take positional arguments only");
   return grad_call(I, a.pos[0], a.pos.subspan(1));
