@@ -340,6 +340,12 @@ ir::PrintOptions Specialized::print_options() const {
   return o;
 }
 
+std::function<void(const ir::Node*, const ir::Node*)> Specialized::keep_types() {
+  return [this](const ir::Node* old, const ir::Node* rebuilt) {
+    if (auto it = types.find(old->id()); it != types.end()) types[rebuilt->id()] = it->second;
+  };
+}
+
 Specialized specialize(ir::IrModule& m, ir::FuncGraph& g, const std::vector<AbsValue>& args,
                        const SpecializeOptions& opts) {
   std::string where = g.loc().valid() ? *g.loc().file + ":" + std::to_string(g.loc().line) + ": " : "";

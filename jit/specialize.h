@@ -94,6 +94,9 @@ struct Specialized {
   // Printer options whose Apply lines end in ` : (arg types) -> type`
   // (they refer to this object, which must outlive them).
   ir::PrintOptions print_options() const;
+  // For rebuild_with() (jit/passes/rewrite.h): a node re-created with new
+  // inputs gets the type of the node it replaces (refers to this object).
+  std::function<void(const ir::Node* old, const ir::Node* rebuilt)> keep_types();
 };
 
 // what() is "file:line: message" (just the message without a location).

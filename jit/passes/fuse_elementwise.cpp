@@ -177,7 +177,7 @@ class Fuser {
       taken_.insert(cluster.begin(), cluster.end());
       ++clusters;
     }
-    if (clusters) jit::rebuild_with(m_, g_, subst);
+    if (clusters) jit::rebuild_with(m_, g_, subst, sp_.keep_types());
     return clusters;
   }
 

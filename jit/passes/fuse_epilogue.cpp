@@ -49,9 +49,9 @@ class EpilogueFuser {
       }
     }
     if (matches.empty()) return 0;
-    std::vector<std::pair<Node*, Node*>> fused;
-    for (Match& mt : matches) fused.emplace_back(mt.last, emit(mt));
-    rebuild_typed(fused);
+    Subst fused;
+    for (Match& mt : matches) fused[mt.last] = emit(mt);
+    rebuild_with(m_, g_, fused, sp_.keep_types());
     return matches.size();
   }
 
@@ -174,42 +174,6 @@ class EpilogueFuser {
     sp_.types[fused->callee()->id()] = abstract_of_constant(fused->callee()->value());
     sp_.types[fused->id()] = sp_.types.at(mt.last->id());
     return fused;
-  }
-
-  // rebuild_with() that also types the nodes it re-creates: every node
-  // whose inputs changed is rebuilt with the old node's type. A fused node
-  // names the old nodes it read (perhaps a reshape of another pattern's
-  // result), which only become reachable once an output is re-pointed to
-  // it, so the walk repeats until nothing reachable changes.
-  void rebuild_typed(const std::vector<std::pair<Node*, Node*>>& replaced) {
-    Subst all(replaced.begin(), replaced.end());
-    auto resolve = [&](Node* n) {
-      for (auto it = all.find(n); it != all.end(); it = all.find(n)) n = it->second;
-      return n;
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (ir::FuncGraph* h : ir::nested_graphs(g_)) {
-        for (Node* n : ir::topo_order(*h)) {
-          if (!n->is_apply() || all.count(n)) continue;
-          std::vector<Node*> ins;
-          bool diff = false;
-          for (Node* in : n->inputs()) {
-            ins.push_back(resolve(in));
-            diff |= ins.back() != in;
-          }
-          if (!diff) continue;
-          Node* again = m_.new_apply(h, std::move(ins), n->name(), n->loc());
-          if (auto t = sp_.types.find(n->id()); t != sp_.types.end()) sp_.types[again->id()] = t->second;
-          all[n] = again;
-          changed = true;
-        }
-        if (Node* out = h->output(); out && resolve(out) != out) {
-          h->set_output(resolve(out));
-          changed = true;
-        }
-      }
-    }
   }
 
   ir::IrModule& m_;

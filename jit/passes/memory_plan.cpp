@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -68,74 +67,11 @@ class Replay {
   }
 
  private:
-  // The type of `n`: the specialized graph's, or for nodes a rewrite made
-  // after specialization (fusion rebuilds the users of what it replaces),
-  // inferred from their operands' types.
-  const AbsValue* type(const Node* n) {
+  // Passes after specialization type what they create or re-create
+  // (Specialized::keep_types), so every node has its type.
+  const AbsValue* type(const Node* n) const {
     auto it = sp_.types.find(n->id());
-    if (it != sp_.types.end()) return &it->second;
-    auto inf = inferred_.find(n);
-    if (inf != inferred_.end()) return inf->second ? &*inf->second : nullptr;
-    std::optional<AbsValue> t = infer(n);
-    return (inferred_[n] = std::move(t)) ? &*inferred_[n] : nullptr;
-  }
-
-  std::optional<AbsValue> infer(const Node* n) {
-    if (n->is_constant()) {
-      if (auto t = std::get_if<kernels::Tensor>(&n->value())) return AbsValue(AbsTensor{t->dtype(), t->shape()});
-      return std::nullopt;
-    }
-    if (!n->is_apply()) return std::nullopt;
-    const Node* c = n->callee();
-    if (auto fused = dynamic_cast<const FusedElementwise*>(c->as_host())) {
-      AbsValue out(AbsTensor{kernels::DType::Float32, fused->shape()});
-      size_t k = fused->program().outputs.size();
-      if (k == 1) return out;
-      return AbsValue(AbsTuple{std::vector<AbsValue>(k, out)});
-    }
-    std::vector<const AbsValue*> args;
-    for (size_t i = 0; i < n->num_args(); ++i) {
-      const AbsValue* a = type(n->arg(i));
-      if (!a) return std::nullopt;
-      args.push_back(a);
-    }
-    if (n->is_call_of(ir::IrOp::tuple_getitem)) {
-      auto tup = args[0]->get_if<AbsTuple>();
-      auto idx = std::get_if<int64_t>(&n->arg(1)->value());
-      if (!tup || !idx || *idx < 0 || static_cast<size_t>(*idx) >= tup->items.size()) return std::nullopt;
-      return tup->items[static_cast<size_t>(*idx)];
-    }
-    if (n->is_call_of(ir::IrOp::zeros_like)) return *args[0];
-    if (n->is_call_of(ir::IrOp::make_tuple)) {
-      AbsTuple t;
-      for (const AbsValue* a : args) t.items.push_back(*a);
-      return AbsValue(std::move(t));
-    }
-    const ir::PrimRef* p = c->as_prim();
-    if (!p) return std::nullopt;
-    std::vector<kernels::TensorSpec> in, out;
-    // Numbers become 0-d tensors of the first tensor operand's dtype (the
-    // executor's rule).
-    kernels::DType first = kernels::DType::Float32;
-    for (const AbsValue* a : args)
-      if (auto t = a->get_if<AbsTensor>()) {
-        first = t->dtype;
-        break;
-      }
-    for (const AbsValue* a : args) {
-      if (auto t = a->get_if<AbsTensor>()) in.push_back({t->dtype, t->shape});
-      else if (a->is<AbsScalar>()) in.push_back({first, {}});
-      else return std::nullopt;
-    }
-    try {
-      kernels::infer(p->prim, in, p->attrs, out);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    if (out.size() == 1) return AbsValue(AbsTensor{out[0].dtype, out[0].shape});
-    AbsTuple t;
-    for (const kernels::TensorSpec& o : out) t.items.push_back(AbsValue(AbsTensor{o.dtype, o.shape}));
-    return AbsValue(std::move(t));
+    return it == sp_.types.end() ? nullptr : &it->second;
   }
 
   void step(const Node* n, const std::unordered_set<const Node*>& dying) {
@@ -220,7 +156,6 @@ class Replay {
   int64_t live_ = 0;
   std::unordered_map<const Node*, std::vector<const Node*>> owners_;  // value -> buffers it keeps alive
   std::unordered_map<const Node*, Buf> bufs_;                         // allocating node -> its buffer
-  std::unordered_map<const Node*, std::optional<AbsValue>> inferred_;
 };
 
 }  // namespace

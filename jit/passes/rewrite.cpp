@@ -26,7 +26,7 @@ namespace {
 // final forms at once, instead of one walk per level of such nesting (an
 // effect chain through many levels would otherwise be re-created walk
 // after walk).
-bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all) {
+bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all, const RebuiltFn& rebuilt) {
   auto resolve = [&](Node* n) {
     for (auto it = all.find(n); it != all.end(); it = all.find(n)) n = it->second;
     return n;
@@ -61,6 +61,7 @@ bool rebuild_once(IrModule& m, FuncGraph& g, Subst& all) {
       Node* out = n;
       if (diff) {
         out = m.new_apply(n->graph(), std::move(ins), n->name(), n->loc());
+        if (rebuilt) rebuilt(n, out);
         all[n] = out;
         fixed[out] = out;
         changed = true;
@@ -100,13 +101,13 @@ LocalUses local_uses(const FuncGraph& g, const std::vector<Node*>& order) {
   return u;
 }
 
-bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst) {
+bool rebuild_with(IrModule& m, FuncGraph& g, const Subst& subst, const RebuiltFn& rebuilt) {
   // Replacement nodes may themselves name replaced nodes (a rule built them
   // from the old inputs); they only become reachable after a walk, so walk
   // until nothing reachable names a replaced node.
   Subst all = subst;
   bool changed = false;
-  for (int round = 0; round < 64 && rebuild_once(m, g, all); ++round) changed = true;
+  for (int round = 0; round < 64 && rebuild_once(m, g, all, rebuilt); ++round) changed = true;
   return changed;
 }
 

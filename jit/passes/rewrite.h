@@ -9,6 +9,7 @@
 // and the old nodes simply become unreachable.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -23,8 +24,11 @@ using Subst = std::unordered_map<const ir::Node*, ir::Node*>;
 // Rebuilds `g` and the graphs nested in it with `subst` applied to every
 // input and output (chains a -> b -> c are followed). A replacement must be
 // legal where the replaced node is used (a constant, or a node of the same
-// or an enclosing graph). Returns true when any output changed.
-bool rebuild_with(ir::IrModule& m, ir::FuncGraph& g, const Subst& subst);
+// or an enclosing graph). `rebuilt` (may be null) is told of every node
+// re-created with new inputs (a pass keeping a types side table copies the
+// old node's type). Returns true when any output changed.
+using RebuiltFn = std::function<void(const ir::Node* old, const ir::Node* rebuilt)>;
+bool rebuild_with(ir::IrModule& m, ir::FuncGraph& g, const Subst& subst, const RebuiltFn& rebuilt = {});
 
 // Who uses the nodes of one graph, for the fusion passes: `users` lists the
 // Apply nodes of `order` (the graph's topo_order) using each node, once per
