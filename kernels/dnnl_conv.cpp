@@ -7,7 +7,8 @@
 // (format_tag::any, typically nChw16c / OIhw16i16o on AVX-512) and the
 // algorithm (convolution_auto: Winograd F(4x4, 3x3) where its heuristics
 // expect it to beat direct convolution, e.g. 3x3 stride-1 layers with 64+
-// channels; direct elsewhere). MSL tensors are NCHW with MindSpore's
+// channels; direct elsewhere, and always below 4x4 outputs:
+// onednn::conv_algorithm). MSL tensors are NCHW with MindSpore's
 // [O, C/groups, kh, kw] weights, so a call reorders what differs from the
 // chosen layouts into scratch memory and the result back; user descriptors
 // carry the input strides, so a strided input costs no extra copy. The plan
@@ -82,7 +83,7 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
   memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt), w_any = onednn::any_md(wd, ddt);
   memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
   memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
-  const auto alg = dnnl::algorithm::convolution_auto;
+  const auto alg = onednn::conv_algorithm(g);
   auto attr = onednn::user_scratchpad_attr();
   memory::desc inner[3], scratch_md;
   try {

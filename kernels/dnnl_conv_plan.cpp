@@ -39,6 +39,10 @@ dnnl::memory::desc conv_weights_md(const Dims& shape, const Dims& strides, int64
   return strided_md(d, s, dt);
 }
 
+dnnl::algorithm conv_algorithm(const ConvGeom& g) {
+  return g.win.ho >= 4 && g.win.wo >= 4 ? dnnl::algorithm::convolution_auto : dnnl::algorithm::convolution_direct;
+}
+
 dnnl::memory::desc any_md(const Dims& shape, dnnl::memory::data_type dt) {
   return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()), dt, dnnl::memory::format_tag::any);
 }

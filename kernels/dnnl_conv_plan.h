@@ -38,6 +38,11 @@ namespace onednn {
 // A weight [O, C/g, kh, kw] in oneDNN's grouped form [g, O/g, C/g, kh, kw]
 // when groups > 1 (the same memory).
 dnnl::memory::desc conv_weights_md(const Dims& shape, const Dims& strides, int64_t groups, dnnl::memory::data_type dt);
+// convolution_auto, except for outputs smaller than 4x4: there oneDNN still
+// takes Winograd F(4x4, 3x3) for 3x3 layers with many channels, and its
+// tiles are mostly padding (ResNet-18's 512-channel layers at 1x1: 7-9 ms
+// per call at batch 32 against 0.3-0.7 ms direct; at 2x2, 3x slower).
+dnnl::algorithm conv_algorithm(const ConvGeom& g);
 // A descriptor leaving the layout to the primitive (format_tag::any).
 dnnl::memory::desc any_md(const Dims& shape, dnnl::memory::data_type dt);
 // The geometry's part of a plan cache key.

@@ -145,7 +145,7 @@ std::shared_ptr<ConvBiasPlan> make_conv_plan(const ConvGeom& g, const Tensor& x,
   // than the plain conv2d (which asks for training) plus its epilogue.
   try {
     dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_auto,
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, onednn::conv_algorithm(g),
                                         onednn::any_md(xs, f32), onednn::any_md(wd, f32), bias_md,
                                         onednn::any_md(ys, f32), strides, dil, pad_l, pad_r),
         epilogue_attr(act, sum), onednn::engine());
