@@ -62,7 +62,8 @@ void ConvOperands::plan_operands(const dnnl::memory::desc (&user_md)[3], const d
     reordered[i] = true;
     inner[i] = unbound(inner_md[i]);
     offset[i] = layout.add(inner_md[i].get_size());
-    reorder[i] = i < 2 ? dnnl::reorder(user[i], inner[i]) : dnnl::reorder(inner[i], user[i]);
+    fast[i] = BlockedCopy::plan(user_md[i], inner_md[i]);
+    if (!fast[i].ok()) reorder[i] = i < 2 ? dnnl::reorder(user[i], inner[i]) : dnnl::reorder(inner[i], user[i]);
   }
   scratchpad_offset = layout.add(scratch_md.get_size());
   scratchpad = unbound(scratch_md);
@@ -76,13 +77,21 @@ void ConvOperands::bind_operands(const Tensor* const (&t)[3], const Scratch& scr
     if (!reordered[i]) continue;
     bind(inner[i], scratch.at(offset[i]));
     args[i] = &inner[i];
-    if (i < 2) execute(reorder[i], {{DNNL_ARG_FROM, &user[i]}, {DNNL_ARG_TO, &inner[i]}});
+    if (i == 2) continue;
+    if (fast[i].ok())
+      fast[i].to_blocked(static_cast<const float*>(t[i]->raw()), reinterpret_cast<float*>(scratch.at(offset[i])));
+    else
+      execute(reorder[i], {{DNNL_ARG_FROM, &user[i]}, {DNNL_ARG_TO, &inner[i]}});
   }
   bind(scratchpad, scratch.at(scratchpad_offset));
 }
 
 void ConvOperands::finish_result() {
-  if (reordered[2]) execute(reorder[2], {{DNNL_ARG_FROM, &inner[2]}, {DNNL_ARG_TO, &user[2]}});
+  if (!reordered[2]) return;
+  if (fast[2].ok())
+    fast[2].to_plain(static_cast<const float*>(inner[2].get_data_handle()), static_cast<float*>(user[2].get_data_handle()));
+  else
+    execute(reorder[2], {{DNNL_ARG_FROM, &inner[2]}, {DNNL_ARG_TO, &user[2]}});
 }
 
 }  // namespace onednn

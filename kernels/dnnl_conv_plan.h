@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "kernels/attrs.h"
+#include "kernels/dnnl_blocked_copy.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/tensor.h"
@@ -52,6 +53,7 @@ struct ConvOperands {
   bool supported = false;
   dnnl::memory user[3], inner[3], scratchpad;
   dnnl::reorder reorder[3];
+  BlockedCopy fast[3];  // our loop instead of reorder[i] where it applies (weights)
   bool reordered[3] = {false, false, false};
   size_t offset[3] = {0, 0, 0}, scratchpad_offset = 0, scratch_bytes = 0;
   std::mutex mu;  // a plan's memory objects are bound per call
