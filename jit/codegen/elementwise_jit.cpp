@@ -23,6 +23,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "jit/codegen/elementwise_reduce.h"
 #include "jit/codegen/object_cache.h"
 #include "kernels/parallel.h"
 
@@ -49,16 +50,17 @@ EwIndexing EwProgram::input_indexing(int k) const {
 
 EwIndexing EwProgram::broadcast() const {
   EwIndexing shared;
-  for (int k = 0; k < num_inputs; ++k) {
-    EwIndexing how = input_indexing(k);
-    if (how.full() || how.scalar()) continue;
+  auto join = [&](EwIndexing how, const char* what, size_t k) {
+    if (how.full() || how.scalar()) return;
     if (!shared.full() && !(how == shared))
       throw std::invalid_argument(fmt::format(
-          "elementwise program: input {} broadcasts as (i / {}) % {}, another input as (i / {}) % {}; one "
+          "elementwise program: {} {} is indexed as (i / {}) % {}, another input or sum as (i / {}) % {}; one "
           "pattern per program",
-          k, how.inner, how.count, shared.inner, shared.count));
+          what, k, how.inner, how.count, shared.inner, shared.count));
     shared = how;
-  }
+  };
+  for (int k = 0; k < num_inputs; ++k) join(input_indexing(k), "input", static_cast<size_t>(k));
+  for (size_t r = 0; r < reductions.size(); ++r) join(reductions[r].how, "sum", r);
   return shared;
 }
 
@@ -115,11 +117,15 @@ bool is_binary(EwOp op) {
 }
 
 void validate(const EwProgram& p) {
-  if (p.values.empty() || p.outputs.empty())
+  if (p.values.empty() || (p.outputs.empty() && p.reductions.empty()))
     throw std::invalid_argument("elementwise program: no output value");
   for (int o : p.outputs)
     if (o < 0 || o >= static_cast<int>(p.values.size()))
       throw std::invalid_argument(fmt::format("elementwise program: output %{} is not a value", o));
+  for (const EwReduction& r : p.reductions)
+    if (r.value < 0 || r.value >= static_cast<int>(p.values.size()) || r.how.count < 1 || r.how.inner < 1)
+      throw std::invalid_argument(
+          fmt::format("elementwise program: sum of %{} at (i / {}) % {}", r.value, r.how.inner, r.how.count));
   if (p.indexing.size() > static_cast<size_t>(p.num_inputs))
     throw std::invalid_argument(
         fmt::format("elementwise program: indexing for {} inputs of {}", p.indexing.size(), p.num_inputs));
@@ -161,7 +167,10 @@ std::string EwProgram::text() const {
   }
   s += "out";
   for (int o : outputs) s += fmt::format(" %{}", o);
-  return s + "\n";
+  s += "\n";
+  for (const EwReduction& r : reductions)
+    s += fmt::format("sum %{} at (i / {}) % {}\n", r.value, r.how.inner, r.how.count);
+  return s;
 }
 
 // ------------------------------------------------------------- codegen
@@ -234,6 +243,8 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
 // vectorizes), latch (the next segment). Without a broadcast pattern the
 // only segment is [begin, end). The clipping makes lo < hi in every
 // segment: the first starts at begin's segment, later ones below end.
+// The sums' code (ReductionCodegen) goes into these blocks, plus a fold
+// block before done when they accumulate in tiles.
 void build_function(llvm::Module& m, const EwProgram& p, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   IRBuilder<> b(ctx);
@@ -273,14 +284,16 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
                          : per_segment ? shared.inner
                                        : shared.count;
   std::vector<Value*> tiles(static_cast<size_t>(p.num_inputs), nullptr);
-  if (tiled) {
-    b.SetInsertPoint(entry->getTerminator());  // static allocas, in the entry block
+  b.SetInsertPoint(entry->getTerminator());  // static allocas, in the entry block
+  if (tiled)
     for (int k = 0; k < p.num_inputs; ++k)
       if (EwIndexing how = p.input_indexing(k); !how.full() && !how.scalar())
         tiles[static_cast<size_t>(k)] = b.CreateAlloca(f32, b.getInt64(length));
-  }
+  ReductionCodegen sums(p, EwSegments{shared, tiled, per_segment, length});
+  sums.entry(b, out);
   std::vector<Value*> ins(static_cast<size_t>(p.num_inputs), nullptr);
   b.SetInsertPoint(pre);
+  sums.before_loop(b);
   for (int k = 0; k < p.num_inputs; ++k)
     if (p.input_indexing(k).scalar()) ins[static_cast<size_t>(k)] = b.CreateLoad(f32, bases[static_cast<size_t>(k)]);
   Value *s0 = begin, *c0 = nullptr;
@@ -341,6 +354,7 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(i64, 2);
   i->addIncoming(lo, outer);
+  sums.loop_phis(b, outer);
   // Iterations are independent even when an output array is an input
   // array (a result written over a dying operand reads and writes the same
   // element in one iteration): the accesses form one group the loop
@@ -363,6 +377,7 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   for (const EwValue& v : p.values) vals.push_back(gen_value(b, v, vals, ins));
   for (size_t k = 0; k < p.outputs.size(); ++k)
     grouped(b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i)));
+  sums.accumulate(b, vals, i, grouped);
   Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, loop);
   llvm::Instruction* back = b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
@@ -373,8 +388,10 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
 
   b.SetInsertPoint(latch);
+  sums.after_segment(b, c_phi);
+  llvm::BasicBlock* exit = sums.exit_block(fn, done);
   if (!segmented) {
-    b.CreateBr(done);
+    b.CreateBr(exit);
   } else {
     Value* s_next = b.CreateAdd(s, b.getInt64(length), "", true, true);
     s_phi->addIncoming(s_next, latch);
@@ -382,7 +399,7 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
       Value* c1 = b.CreateAdd(c_phi, b.getInt64(1), "", true, true);
       c_phi->addIncoming(b.CreateSelect(b.CreateICmpEQ(c1, b.getInt64(shared.count)), b.getInt64(0), c1), latch);
     }
-    b.CreateCondBr(b.CreateICmpSLT(s_next, end), outer, done);
+    b.CreateCondBr(b.CreateICmpSLT(s_next, end), outer, exit);
   }
   b.SetInsertPoint(done);
   b.CreateRetVoid();
@@ -553,7 +570,7 @@ void ElementwiseJit::set_disk_cache(bool on) {
 }
 
 void ElementwiseJit::run(const EwProgram& p, const float* const* in, float* const* out, int64_t n) {
-  run(compile(p), in, out, n);
+  run(compile(p), p, in, out, n);
 }
 
 void ElementwiseJit::run(EwFunction fn, const float* const* in, float* const* out, int64_t n) {

@@ -29,6 +29,13 @@
 // The first and last segments of [begin, end) are clipped, so any split of
 // the elements across threads is correct; count == 1 inputs are read once.
 //
+// A program may also sum values into fewer elements (a bias gradient:
+// reduce_sum of dy over every axis but the channel): sum k adds value i to
+// acc[(i / inner) % count], the same pattern as a broadcast input, which it
+// shares with the program's inputs. The loop adds into accumulators it is
+// given (one per thread, summed after the loop: elementwise_reduce.h), so
+// a value that is only summed is never written to memory.
+//
 // exp (and sigmoid, tanh through it) is generated inline as a Cody-Waite
 // range reduction with a degree-6 polynomial (Cephes expf, ~1 ulp), so it
 // vectorizes like the arithmetic; NaN propagates.
@@ -60,16 +67,26 @@ struct EwIndexing {
   bool operator==(const EwIndexing&) const = default;
 };
 
+// A sum the loop accumulates: acc[(i / how.inner) % how.count] += value
+// at element i (count >= 1; count == 1: the sum of all elements).
+struct EwReduction {
+  int value = -1;
+  EwIndexing how{1, 1};
+  bool operator==(const EwReduction&) const = default;
+};
+
 struct EwProgram {
   int num_inputs = 0;
   std::vector<EwIndexing> indexing;  // per input; inputs beyond its end are full
   std::vector<EwValue> values;
-  std::vector<int> outputs;  // the values stored, one output array each
+  std::vector<int> outputs;             // the values stored, one output array each
+  std::vector<EwReduction> reductions;  // the values summed, after the outputs
 
   int input(int k, EwIndexing how = {});
   EwIndexing input_indexing(int k) const;
-  // The (inner, count) the broadcast inputs with count > 1 share; full()
-  // when there are none. Throws std::invalid_argument when they differ.
+  // The (inner, count) the broadcast inputs and sums with count > 1 share;
+  // full() when there are none. Throws std::invalid_argument when they
+  // differ.
   EwIndexing broadcast() const;
   int constant(float c);
   int unary(EwOp op, int a);
@@ -80,7 +97,9 @@ struct EwProgram {
 };
 
 // out[k][i] = output k of program(in[0][...], in[1][...], ...), i in
-// [begin, end), each input indexed as its EwIndexing says.
+// [begin, end), each input indexed as its EwIndexing says; then for sum r,
+// out[outputs.size() + r][(i / inner) % count] += its value at i (added to
+// what the array holds: the caller zeroes it).
 using EwFunction = void (*)(const float* const* in, float* const* out, int64_t begin, int64_t end);
 
 // How compile() calls were answered, over the whole process (msl --profile).
@@ -99,10 +118,16 @@ class ElementwiseJit {
   // std::invalid_argument for a malformed program, std::runtime_error when
   // LLVM fails.
   EwFunction compile(const EwProgram& p);
-  // Runs the compiled loop over n elements, split across kernel threads.
+  // Runs the compiled loop over n elements, split across kernel threads;
+  // the sums' arrays (after the outputs in `out`) are overwritten with the
+  // totals.
   void run(const EwProgram& p, const float* const* in, float* const* out, int64_t n);
-  // The same with a loop compile() returned (no program lookup per call).
+  // The same with a loop compile() returned (no program lookup per call),
+  // for a program without sums (threads would race on the sums' arrays).
   static void run(EwFunction fn, const float* const* in, float* const* out, int64_t n);
+  // The same for any program: `p` says what the sums are (each thread adds
+  // into zeroed arrays of its own, summed after the loop; elementwise_reduce.cpp).
+  static void run(EwFunction fn, const EwProgram& p, const float* const* in, float* const* out, int64_t n);
   // The optimized LLVM IR of `p`'s loop (msl --emit=llvm).
   std::string llvm_ir(const EwProgram& p);
   // The host CPU and features code is generated for.

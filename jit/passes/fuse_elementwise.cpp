@@ -22,6 +22,13 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
   if (inputs.size() != static_cast<size_t>(program_.num_inputs))
     throw kernels::ValueError(
         fmt::format("{}: {} inputs given, {} expected", name(), inputs.size(), program_.num_inputs));
+  if (sum_shapes_.size() != program_.reductions.size())
+    throw kernels::ValueError(
+        fmt::format("{}: {} shapes for {} sums", name(), sum_shapes_.size(), program_.reductions.size()));
+  for (size_t k = 0; k < sum_shapes_.size(); ++k)
+    if (sum_shapes_[k].product() != program_.reductions[k].how.count)
+      throw kernels::ShapeError(fmt::format("{}: sum {} has shape {} but {} elements", name(), k, sum_shapes_[k].str(),
+                                            program_.reductions[k].how.count));
   std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
   std::vector<float*> out_ptrs;
@@ -58,8 +65,12 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
       outs.emplace_back(kernels::DType::Float32, shape_);
     out_ptrs.push_back(outs.back().data<float>());
   }
+  for (const kernels::Dims& d : sum_shapes_) {
+    outs.emplace_back(kernels::DType::Float32, d);
+    out_ptrs.push_back(outs.back().data<float>());
+  }
   std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });
-  codegen::ElementwiseJit::run(fn_, ptrs.data(), out_ptrs.data(), outs[0].numel());
+  codegen::ElementwiseJit::run(fn_, program_, ptrs.data(), out_ptrs.data(), shape_.product());
   return outs;
 }
 
@@ -162,8 +173,10 @@ class Fuser {
     // First whole connected groups of fusible nodes (a gradient's results
     // and everything they share), when that is convex.
     for (std::set<Node*>& group : connected_groups(order)) {
-      if (group.size() < 2 || !convex(group) || !one_pattern(group)) continue;
-      emit(group, subst);
+      if (!convex(group) || !one_pattern(group)) continue;
+      std::vector<Node*> sums = sums_of(group);
+      if (group.size() + sums.size() < 2) continue;
+      emit(group, sums, subst);
       taken_.insert(group.begin(), group.end());
       ++clusters;
     }
@@ -172,8 +185,9 @@ class Fuser {
       Node* root = *it;
       if (taken_.count(root) || !fusible(root)) continue;
       std::set<Node*> cluster = grow(root);
-      if (cluster.size() < 2) continue;
-      emit(cluster, subst);
+      std::vector<Node*> sums = sums_of(cluster);
+      if (cluster.size() + sums.size() < 2) continue;
+      emit(cluster, sums, subst);
       taken_.insert(cluster.begin(), cluster.end());
       ++clusters;
     }
@@ -224,6 +238,63 @@ class Fuser {
     for (Node* n : cluster)
       if (!join_pattern(joined, *pattern(n))) return false;
     return true;
+  }
+
+  // How a loop over `shape` sums into r when r is a float32 reduce_sum of
+  // an operand of that shape whose kept elements are one EwIndexing
+  // pattern: the kept dims (the rest as 1), right-aligned like a broadcast
+  // operand, form one block ([N, C, H, W] over (0, 2, 3): (H*W, C); [N, C]
+  // over 0: (1, C); everything: a scalar). nullopt otherwise, and when
+  // only dims of size 1 are reduced (nothing to sum).
+  std::optional<codegen::EwIndexing> sum_pattern(const Node* r, const kernels::Dims& shape) const {
+    const ir::PrimRef* p = r->is_apply() ? r->callee()->as_prim() : nullptr;
+    if (!p || p->prim != kernels::Prim::reduce_sum || r->num_args() != 1) return std::nullopt;
+    const AbsTensor *t = tensor_type(r), *a = tensor_type(r->arg(0));
+    if (!t || !a || t->dtype != kernels::DType::Float32 || a->dtype != kernels::DType::Float32 || a->shape != shape)
+      return std::nullopt;
+    const int rank = shape.size();
+    std::vector<bool> reduced(static_cast<size_t>(rank), false);
+    std::vector<int64_t> axes;
+    try {
+      axes = p->attrs.get_ints("axes");
+    } catch (const kernels::ValueError&) {
+      return std::nullopt;
+    }
+    for (int64_t ax : axes) {
+      if (ax < -rank || ax >= rank) return std::nullopt;
+      reduced[static_cast<size_t>(ax < 0 ? ax + rank : ax)] = true;
+    }
+    kernels::Dims kept;
+    for (int d = 0; d < rank; ++d) kept.push_back(axes.empty() || reduced[static_cast<size_t>(d)] ? 1 : shape[d]);
+    std::optional<codegen::EwIndexing> how = indexing_of(kept, shape);
+    if (!how || how->full() || t->shape.product() != how->count) return std::nullopt;
+    return how;
+  }
+
+  // The reduce_sums a cluster's loop computes besides its outputs: those
+  // of a member, or of a full-shaped input that no cluster can hold (a
+  // matmul's result), whose pattern fits the cluster's and whose result
+  // does not lead back into it (softmax's sum feeds its own division).
+  std::vector<Node*> sums_of(const std::set<Node*>& cluster) {
+    const kernels::Dims& shape = tensor_type(*cluster.begin())->shape;
+    codegen::EwIndexing joined;
+    for (Node* n : cluster) join_pattern(joined, *pattern(n));
+    std::set<Node*> operands(cluster.begin(), cluster.end());
+    for (Node* n : cluster)
+      for (size_t i = 0; i < n->num_args(); ++i)
+        if (Node* a = n->arg(i); !cluster.count(a) && !fusible(a)) operands.insert(a);
+    std::vector<Node*> sums;
+    for (Node* a : operands)
+      for (Node* u : users_[a]) {
+        std::optional<codegen::EwIndexing> how;
+        if (summed_.count(u) || u->graph() != &g_ || !(how = sum_pattern(u, shape))) continue;
+        if (std::find(sums.begin(), sums.end(), u) != sums.end() || !join_pattern(joined, *how) ||
+            reaches_cluster(u, cluster))
+          continue;
+        sums.push_back(u);
+      }
+    std::sort(sums.begin(), sums.end(), [&](Node* a, Node* b) { return position_[a] < position_[b]; });
+    return sums;
   }
 
   // Whether a path of users leads from `from` (outside the cluster) back to
@@ -300,17 +371,18 @@ class Fuser {
     return true;
   }
 
-  // A member is an output when something outside the cluster uses it.
-  bool is_output(Node* n, const std::set<Node*>& cluster) {
+  // A member is an output when something outside the cluster (its sums
+  // aside) uses it.
+  bool is_output(Node* n, const std::set<Node*>& cluster, const std::vector<Node*>& sums) {
     if (escapes_.count(n)) return true;
     for (Node* u : users_[n])
-      if (!cluster.count(u)) return true;
+      if (!cluster.count(u) && std::find(sums.begin(), sums.end(), u) == sums.end()) return true;
     return false;
   }
 
-  // Replaces the cluster's outputs (in `subst`) by the fused node, or by
-  // tuple_getitem of it when there are several.
-  void emit(const std::set<Node*>& cluster, jit::Subst& subst) {
+  // Replaces the cluster's outputs and sums (in `subst`) by the fused
+  // node, or by tuple_getitem of it when there are several.
+  void emit(const std::set<Node*>& cluster, const std::vector<Node*>& sums, jit::Subst& subst) {
     std::vector<Node*> members(cluster.begin(), cluster.end());
     std::sort(members.begin(), members.end(), [&](Node* a, Node* b) { return position_[a] < position_[b]; });
     const kernels::Dims shape = tensor_type(members.back())->shape;
@@ -335,13 +407,22 @@ class Fuser {
       ew_op(n, op);
       int a = operand(n->arg(0));
       value[n] = n->num_args() == 2 ? p.binary(op, a, operand(n->arg(1))) : p.unary(op, a);
-      if (is_output(n, cluster)) {
+      if (is_output(n, cluster, sums)) {
         p.outputs.push_back(value[n]);
         outputs.push_back(n);
       }
     }
+    std::vector<kernels::Dims> sum_shapes;
+    for (Node* r : sums) {
+      // An input summed but not otherwise read by the cluster is read here.
+      p.reductions.push_back(codegen::EwReduction{operand(r->arg(0)), *sum_pattern(r, shape)});
+      sum_shapes.push_back(tensor_type(r)->shape);
+      outputs.push_back(r);
+      summed_.insert(r);
+    }
     Node* last = members.back();
-    auto host = std::make_shared<const FusedElementwise>(std::move(p), shape, members.size());
+    auto host = std::make_shared<const FusedElementwise>(std::move(p), shape, members.size() + sums.size(),
+                                                         std::move(sum_shapes));
     std::vector<Node*> call{g_.constant(ir::HostRef(host), last->loc())};
     // Outputs of clusters fused before this one are named by their fused
     // nodes already, so one rebuilding walk settles the graph.
@@ -373,6 +454,7 @@ class Fuser {
   std::unordered_map<const Node*, std::vector<Node*>> users_;
   std::set<const Node*> escapes_;
   std::set<Node*> taken_;
+  std::set<const Node*> summed_;  // reduce_sums a fused loop computes
   mutable std::unordered_map<const Node*, std::optional<float>> constants_;
 };
 

@@ -20,17 +20,29 @@
 //     producers of the same shape whose broadcast operands fit the
 //     cluster's pattern, unless another user of the producer leads back
 //     into the cluster (the cluster would then depend on itself);
-//   * every member used outside the cluster is an output, so values a
-//     gradient's several results share are computed once in one loop;
-//   * a cluster of two or more ops is replaced by an Apply of a constant
-//     FusedElementwise host object (the program and shape) to the
-//     cluster's tensor inputs (tuple_getitem of it for each output when
-//     there are several).
+//   * a float32 reduce_sum of a member (or of a full-shaped input no
+//     cluster can hold, a matmul's result) joins the cluster as a sum when
+//     the elements it keeps are one broadcast pattern fitting the
+//     cluster's (a bias gradient: [N, C] over axis 0 keeps (i / 1) % C,
+//     [N, C, H, W] over (0, 2, 3) keeps (i / H*W) % C; everything: a
+//     scalar) and its result does not lead back into the cluster
+//     (softmax's sum, which its division reads, joins the exponentials'
+//     loop instead); the loop accumulates it (elementwise_reduce.h), so a
+//     dy only summed is never stored;
+//   * every member used outside the cluster (its sums aside) is an output,
+//     so values a gradient's several results share are computed once in
+//     one loop;
+//   * a cluster of two or more ops (sums included) is replaced by an Apply
+//     of a constant FusedElementwise host object (the program and shape)
+//     to the cluster's tensor inputs (tuple_getitem of it for each output
+//     when there are several: the stored members, then the sums).
 // What it does not do (yet): two broadcast patterns in one loop (an outer
-// sum [N, 1] + [1, C] is split), operands broadcast in several blocks
-// ([C, 1, W] over [N, C, H, W]), other dtypes, reductions (a bias
-// gradient's reduce_sum stays a kernel after the fused loop); matmul/conv
-// epilogues are fuse_epilogue's.
+// sum [N, 1] + [1, C] is split; a bias gradient beside a row statistic
+// [N, 1], as in the gradient of softmax_cross_entropy with label
+// smoothing, stays a reduce_sum kernel), operands broadcast in several
+// blocks ([C, 1, W] over [N, C, H, W]), other dtypes, other reductions
+// (max, min; sums over axes that keep two blocks); matmul/conv epilogues
+// are fuse_epilogue's.
 #pragma once
 
 #include <cstddef>
@@ -44,26 +56,31 @@
 
 namespace msl::jit {
 
-// The callee of a fused cluster: out = program(inputs...) over `shape`.
+// The callee of a fused cluster: out = program(inputs...) over `shape`,
+// then the program's sums, sum k of shape sum_shapes[k].
 class FusedElementwise final : public ir::HostObject {
  public:
-  FusedElementwise(codegen::EwProgram program, kernels::Dims shape, size_t ops)
-      : program_(std::move(program)), shape_(std::move(shape)), ops_(ops) {}
+  FusedElementwise(codegen::EwProgram program, kernels::Dims shape, size_t ops,
+                   std::vector<kernels::Dims> sum_shapes = {})
+      : program_(std::move(program)), shape_(std::move(shape)), ops_(ops), sum_shapes_(std::move(sum_shapes)) {}
   std::string name() const override { return "fused_elementwise_" + std::to_string(ops_) + "ops"; }
   const codegen::EwProgram& program() const { return program_; }
   const kernels::Dims& shape() const { return shape_; }
+  // The shapes of the program's sums' results (their keep_dims differ).
+  const std::vector<kernels::Dims>& sum_shapes() const { return sum_shapes_; }
   // Runs the loop on the cluster's inputs (float32, any strides; `shape`,
   // or for a broadcast input the elements its EwIndexing counts, read in
-  // its own shape): one tensor per output of the program. ShapeError for
-  // an input of another size or dtype. An input buffer nothing but
-  // `inputs` holds (the executor released it at this node) receives a
-  // result instead of a new buffer.
+  // its own shape): one tensor per output of the program, then one per
+  // sum. ShapeError for an input of another size or dtype. An input buffer
+  // nothing but `inputs` holds (the executor released it at this node)
+  // receives a result of `shape` instead of a new buffer.
   std::vector<kernels::Tensor> run(const std::vector<kernels::Tensor>& inputs) const;
 
  private:
   codegen::EwProgram program_;
   kernels::Dims shape_;
   size_t ops_;
+  std::vector<kernels::Dims> sum_shapes_;
   // Compiled on the first run, then reused: a training step runs the same
   // node every step.
   mutable std::once_flag compiled_;

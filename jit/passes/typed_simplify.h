@@ -4,11 +4,22 @@
 //
 // What it does, on the specialized graph whose types are in `types`:
 //   * reshape(x)[shape=s] -> x when x already has shape s;
-//   * add(x, z), add(z, x), sub(x, z) -> x when z is zeros_like(...) or an
-//     all-zero tensor constant and the result has x's type (no broadcast or
-//     promotion happened);
-//   * mul(x, o), mul(o, x) -> x when o is ones_like(...) and the result has
-//     x's type;
+//   * add(x, z), add(z, x), sub(x, z) -> x when z is zero (zeros_like(...),
+//     an all-zero constant: a number, a tensor or a broadcast of one, or a
+//     node this walk found to be zeros) and the result has x's type (no
+//     broadcast or promotion happened);
+//   * mul(x, o), mul(o, x) -> x when o is one (ones_like(...) or an all-ones
+//     constant) and the result has x's type (o does not broadcast x to a
+//     larger shape or promote it);
+//   * zeros that an unused output's sensitivity leaves fold to zeros:
+//     tuple_getitem(zeros_like(t), k) -> zeros_like(tuple_getitem(t, k))
+//     for a tensor item (the rest of the tuple is no longer needed), and
+//     mul(z, x), mul(x, z), neg(z), relu_grad(z, y), softmax_grad(y, z),
+//     log_softmax_grad(y, z) -> z when z is zero and the result has z's
+//     type. This removes the softmax that sparse_softmax_cross_entropy's
+//     gradient computes for its second output, whose sensitivity is zeros
+//     (a product with zeros is taken as zero even where the other factor
+//     is inf or NaN, as the gradient of an unused output is);
 //   * broadcast_to(reshape(x)) -> broadcast_to(x) when x has one element
 //     (a reshape to (1, 1) before broadcasting a scalar changes nothing);
 //   * ones_like(x), zeros_like(x) -> a constant when x is 0-d (a loss's

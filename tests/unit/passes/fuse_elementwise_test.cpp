@@ -262,3 +262,238 @@ TEST_CASE("a fused loop writes its result over an input nothing else holds, and 
     CHECK(out[0].data<float>()[3] == doctest::Approx(std::exp(0.1 * 3 - 3.0) * 2.0 - (0.1 * 3 - 3.0)).epsilon(1e-5));
   }
 }
+
+// ------------------------------------------------ sums (bias gradients)
+
+namespace {
+
+// Specializes `ir_text` at `inputs`' types, runs it op by op, fuses, runs
+// the fused graph (fused nodes called through the executor's host hook)
+// and checks every result agrees; the sums within float32 accumulation.
+struct SumFusion {
+  size_t clusters = 0;
+  std::vector<std::shared_ptr<const FusedElementwise>> nodes;
+  std::string text;
+  SumFusion(const std::string& ir_text, const std::vector<std::pair<DType, Dims>>& inputs) {
+    Parsed p(ir_text);
+    std::vector<AbsValue> types;
+    std::vector<exec::RtValue> args;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-2, 2);
+    for (const auto& [dtype, dims] : inputs) {
+      types.push_back(abs_tensor(dtype, dims));
+      Tensor t(dtype, dims);
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        if (dtype == DType::Float64)
+          t.data<double>()[i] = u(rng);
+        else
+          t.data<float>()[i] = static_cast<float>(u(rng));
+      }
+      args.emplace_back(t);
+    }
+    Specialized s = p.run(types);
+    exec::RtValue before = exec::run_graph(*s.graph, args);
+    clusters = run_fuse_elementwise(p.m, s);
+    for (const std::string& e : ir::verify_module(p.m)) FAIL_CHECK(e);
+    text = jit::test::typed_text(s);
+    nodes = fused_nodes(s);
+    exec::ExecOptions opts;
+    opts.call_host = [](const ir::HostRef& h, std::vector<exec::RtValue> in) {
+      auto f = std::dynamic_pointer_cast<const FusedElementwise>(h);
+      REQUIRE(f);
+      std::vector<Tensor> tensors;
+      for (const exec::RtValue& a : in) tensors.push_back(a.tensor());
+      std::vector<Tensor> outs = f->run(tensors);
+      if (outs.size() == 1) return exec::RtValue(outs[0]);
+      std::vector<exec::RtValue> items(outs.begin(), outs.end());
+      return exec::make_tuple(std::move(items));
+    };
+    exec::RtValue after = exec::run_graph(*s.graph, args, opts);
+    std::vector<Tensor> want, got;
+    flatten(before, want);
+    flatten(after, got);
+    REQUIRE(want.size() == got.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      REQUIRE(got[k].shape() == want[k].shape());
+      for (int64_t i = 0; i < want[k].numel(); ++i) {
+        INFO("result " << k << ", element " << i);
+        CHECK(got[k].item_at(i) == doctest::Approx(want[k].item_at(i)).epsilon(1e-5).scale(1.0));
+      }
+    }
+  }
+  static void flatten(const exec::RtValue& v, std::vector<Tensor>& out) {
+    if (v.is<Tensor>()) return out.push_back(v.tensor());
+    for (const exec::RtValue& item : v.tuple()) flatten(item, out);
+  }
+  // The only fused node's program.
+  const codegen::EwProgram& program() const {
+    REQUIRE(nodes.size() == 1);
+    return nodes[0]->program();
+  }
+};
+
+std::pair<DType, Dims> f32_of(Dims d) { return {DType::Float32, std::move(d)}; }
+
+}  // namespace
+
+TEST_CASE("a bias gradient's reduce_sum joins the loop that computes dy, which is then not stored") {
+  // Dense: db = sum over rows of relu_grad(g, y) * 0.5, at several sizes
+  // (a tile of 10, odd widths, rows of 300).
+  for (Dims shape : {Dims{7, 10}, Dims{13, 33}, Dims{150, 300}}) {
+    CAPTURE(shape.str());
+    SumFusion dense(R"(subgraph @f(%para1_g, %para2_y) {
+  %0 = relu_grad(%para1_g, %para2_y)
+  %1 = mul(%0, 0.5)
+  %2 = reduce_sum[axes=(0,), keep_dims=False](%1)
+  return(%2)
+}
+)",
+                    {f32_of(shape), f32_of(shape)});
+    CHECK(dense.clusters == 1);
+    CHECK(!contains(dense.text, "reduce_sum"));
+    CHECK(dense.program().outputs.empty());  // dy is only summed: never written
+    REQUIRE(dense.program().reductions.size() == 1);
+    CHECK(dense.program().reductions[0].how == codegen::EwIndexing{1, shape[1]});
+    CHECK(contains(dense.text, "fused_elementwise_3ops"));
+  }
+  // Conv: sum over (0, 2, 3) of NCHW, with and without keep_dims, beside a
+  // per-channel scale [1, C, 1, 1] of the same pattern.
+  for (bool keep : {true, false}) {
+    CAPTURE(keep);
+    std::string text = R"(subgraph @f(%para1_g, %para2_y, %para3_s) {
+  %0 = relu_grad(%para1_g, %para2_y)
+  %1 = mul(%0, %para3_s)
+  %2 = reduce_sum[axes=(0, 2, 3), keep_dims=KEEP](%1)
+  return(%2)
+}
+)";
+    text.replace(text.find("KEEP"), 4, keep ? "True" : "False");
+    SumFusion conv(text, {f32_of({3, 4, 9, 7}), f32_of({3, 4, 9, 7}), f32_of({1, 4, 1, 1})});
+    CHECK(conv.clusters == 1);
+    CHECK(!contains(conv.text, "reduce_sum"));
+    CHECK(conv.program().outputs.empty());
+    CHECK(conv.program().reductions.at(0).how == codegen::EwIndexing{63, 4});
+    CHECK(contains(conv.text, keep ? "Tensor[Float32](1, 4, 1, 1)" : "-> Tensor[Float32](4)"));
+  }
+  // Everything summed (a scalar), negative axes naming every axis.
+  SumFusion all(R"(subgraph @f(%para1_x, %para2_b) {
+  %0 = add(%para1_x, %para2_b)
+  %1 = exp(%0)
+  %2 = reduce_sum[axes=(-2, -1), keep_dims=False](%1)
+  %3 = reduce_sum[axes=(), keep_dims=True](%0)
+  %4 = make_tuple(%2, %3)
+  return(%4)
+}
+)",
+                {f32_of({40, 50}), f32_of({50})});
+  CHECK(all.clusters == 1);
+  CHECK(!contains(all.text, "reduce_sum"));
+  CHECK(all.program().reductions.size() == 2);
+  CHECK(all.program().reductions.at(0).how.scalar());
+}
+
+TEST_CASE("a summed value used elsewhere stays an output; the sum of a matmul's result joins its reader's loop") {
+  // dy = relu_grad(g @ w, y): dy is read by dW's matmul, so stored; the
+  // sums of dy and of the matmul's result g @ w are both the loop's.
+  SumFusion shared(R"(subgraph @f(%para1_g, %para2_y, %para3_w) {
+  %0 = matmul(%para1_g, %para3_w)
+  %1 = relu_grad(%0, %para2_y)
+  %2 = reduce_sum[axes=(0,), keep_dims=False](%1)
+  %3 = matmul[transpose_a=True](%1, %para1_g)
+  %4 = reduce_sum[axes=(0,), keep_dims=False](%0)
+  %5 = make_tuple(%2, %3, %4)
+  return(%5)
+}
+)",
+                   {f32_of({6, 4}), f32_of({6, 8}), f32_of({4, 8})});
+  CHECK(shared.clusters == 1);
+  CHECK(!contains(shared.text, "reduce_sum"));
+  CHECK(shared.program().outputs.size() == 1);  // dy, read by the matmul
+  CHECK(shared.program().reductions.size() == 2);
+  CHECK(contains(shared.text, "fused_elementwise_3ops"));
+}
+
+TEST_CASE("sums the loop cannot compute stay kernels") {
+  // Over the channel only ([N, 1, H, W] kept: two blocks), and a reduce_max.
+  SumFusion blocks(R"(subgraph @f(%para1_x) {
+  %0 = relu(%para1_x)
+  %1 = mul(%0, 2.0)
+  %2 = reduce_sum[axes=(1,), keep_dims=True](%1)
+  %3 = reduce_max[axes=(0, 2, 3), keep_dims=False](%1)
+  %4 = make_tuple(%2, %3)
+  return(%4)
+}
+)",
+                   {f32_of({2, 3, 4, 5})});
+  CHECK(blocks.clusters == 1);
+  CHECK(contains(blocks.text, "reduce_sum"));
+  CHECK(contains(blocks.text, "reduce_max"));
+  CHECK(blocks.program().reductions.empty());
+  CHECK(blocks.program().outputs.size() == 1);
+
+  // A row statistic [N, 1] in the loop and a column sum (1, C): two patterns.
+  SumFusion two(R"(subgraph @f(%para1_x, %para2_r) {
+  %0 = sub(%para1_x, %para2_r)
+  %1 = exp(%0)
+  %2 = reduce_sum[axes=(0,), keep_dims=False](%1)
+  return(%2)
+}
+)",
+                {f32_of({5, 8}), f32_of({5, 1})});
+  CHECK(contains(two.text, "reduce_sum"));
+  CHECK(two.program().reductions.empty());
+
+  // float64: nothing fuses.
+  SumFusion f64(R"(subgraph @f(%para1_x, %para2_y) {
+  %0 = relu_grad(%para1_x, %para2_y)
+  %1 = mul(%0, 0.5)
+  %2 = reduce_sum[axes=(0,), keep_dims=False](%1)
+  return(%2)
+}
+)",
+                {{DType::Float64, Dims{4, 6}}, {DType::Float64, Dims{4, 6}}});
+  CHECK(f64.clusters == 0);
+  CHECK(contains(f64.text, "reduce_sum"));
+}
+
+TEST_CASE("softmax's sum, which its division reads, is computed by the loop of the exponentials") {
+  SumFusion softmax(R"(subgraph @f(%para1_x) {
+  %0 = exp(%para1_x)
+  %1 = reduce_sum[axes=(1,), keep_dims=True](%0)
+  %2 = div(%0, %1)
+  %3 = mul(%2, 3.0)
+  return(%3)
+}
+)",
+                    {f32_of({6, 9})});
+  CHECK(softmax.clusters == 2);
+  CHECK(!contains(softmax.text, "reduce_sum"));
+  REQUIRE(softmax.nodes.size() == 2);
+  size_t with_sum = 0;
+  for (const auto& n : softmax.nodes) {
+    if (n->program().reductions.empty()) continue;
+    ++with_sum;
+    CHECK(n->program().reductions[0].how == codegen::EwIndexing{9, 6});
+    CHECK(n->program().outputs.size() == 1);  // the exponentials, read by the division
+  }
+  CHECK(with_sum == 1);
+}
+
+TEST_CASE("a fused node with sums checks its sums' shapes") {
+  codegen::EwProgram p;
+  p.reductions = {{p.unary(codegen::EwOp::Neg, p.input(0)), codegen::EwIndexing{1, 3}}};
+  std::mt19937 rng(9);
+  FusedElementwise wrong(p, Dims{4, 3}, 2, {Dims{4}});
+  CHECK_THROWS_AS(wrong.run({random_input(rng, Dims{4, 3})}), kernels::ShapeError);
+  FusedElementwise missing(p, Dims{4, 3}, 2);
+  CHECK_THROWS_AS(missing.run({random_input(rng, Dims{4, 3})}), kernels::ValueError);
+  FusedElementwise right(p, Dims{4, 3}, 2, {Dims{3}});
+  Tensor x = random_input(rng, Dims{4, 3});
+  std::vector<Tensor> out = right.run({x});
+  REQUIRE(out.size() == 1);
+  for (int64_t c = 0; c < 3; ++c) {
+    double want = 0;
+    for (int64_t n = 0; n < 4; ++n) want -= x.data<float>()[n * 3 + c];
+    CHECK(out[0].item_at(c) == doctest::Approx(want).epsilon(1e-6));
+  }
+}
