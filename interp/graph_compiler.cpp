@@ -303,6 +303,7 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
 GraphCompiler::GraphCompiler(Interp& interp)
     : I(interp), grad(module, [this](const ir::PrimRef& p) { return rule_for(p); }) {
   save_dir = I.options().save_graphs_dir;
+  disk_ = GraphDiskCache::from_environment();
   Ref<Module> core = I.import_module("msl._core", nullptr);
   Value t = core->get(I.intern("Tensor"));
   tensor_cls = static_cast<TensorClass*>(static_cast<Class*>(t.obj()));
@@ -418,7 +419,11 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   optimize(*root);
   clock.mark("optimize");
   if (!save_dir.empty()) save(root->name(), "opt", *root, true);
-  return Compiled{root, nargs, std::move(s.weights), false};
+  Compiled c;
+  c.graph = root;
+  c.nargs = nargs;
+  c.weights = std::move(s.weights);
+  return c;
 }
 
 Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
@@ -543,17 +548,56 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   optimize(*g);
   clock.mark("optimize");
   if (!save_dir.empty()) save(target->name(), "grad_opt", *g, true);
-  return Compiled{g, nargs, std::move(s.weights), spec.sens_param};
+  Compiled c;
+  c.graph = g;
+  c.nargs = nargs;
+  c.weights = std::move(s.weights);
+  c.sens_param = spec.sens_param;
+  return c;
 }
 
 const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
   auto key = std::make_tuple(static_cast<const Object*>(fn.obj()), nargs, generation);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  Compiled c = build(fn, nargs);
+  Compiled c;
+  c.fn = fn;
+  c.nargs = nargs;
+  if (disk_cache_usable() && compiling_ == 0) {
+    // Lowering waits for the first call that misses the disk cache: a hit
+    // needs only the fingerprint.
+    last_times.clear();
+    PhaseClock clock{last_times};
+    Fingerprint fp = fingerprint_of(I, fn);
+    clock.mark("fingerprint");
+    if (fp.ok) {
+      c.fingerprint = std::move(fp);
+      c.fingerprint_fresh = true;
+    } else {
+      cache_info("not cached on disk: the callable holds " + fp.why);
+    }
+  }
+  if (!c.fingerprint) {
+    Compiled b = build(fn, nargs);
+    b.fn = fn;
+    c = std::move(b);
+  }
   keep_.push_back(fn);
   return cache_.emplace(key, std::move(c)).first->second;
 }
+
+const Compiled& GraphCompiler::built(const Compiled& c) {
+  if (c.graph) return c;
+  // The fingerprint phase stays first in the compile times.
+  std::vector<std::pair<std::string, double>> before = last_times;
+  Compiled b = build(c.fn, c.nargs);
+  last_times.insert(last_times.begin(), before.begin(), before.end());
+  auto& m = const_cast<Compiled&>(c);  // cache_'s entry, completed in place
+  m.graph = b.graph;
+  m.weights = std::move(b.weights);
+  return c;
+}
+
 
 const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
   const GradSpec& s = gf->spec;
@@ -592,6 +636,15 @@ jit::AbsValue abstract_of(const exec::RtValue& v) {
 }
 
 exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue> args) {
+  ir::FuncGraph* g = runnable(base, args);
+  try {
+    return exec::run_graph(*g, std::move(args), exec_options());
+  } catch (...) {
+    raise_exec_error(I);
+  }
+}
+
+ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<exec::RtValue>& args) {
   // Each argument signature (dtype and shape of every tensor, kind of every
   // number) is specialized once, on first use: type errors (branches that
   // join different shapes, loops that change them) are reported before
@@ -620,7 +673,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
     }
     clock.mark("specialize");
     if (!save_dir.empty()) save(base.graph->name(), "specialized", *sp.graph, false, sp.print_options());
-    ir::FuncGraph* runnable = base.graph;
+    ir::FuncGraph* result = base.graph;
     if (size_t graphs = graph_use(*sp.graph).graphs; graphs != 1) {
       debug("@" + base.graph->name() + " runs as compiled: it calls " + std::to_string(graphs - 1) +
             " other graphs (closures, branches or loops)");
@@ -630,7 +683,7 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
         clock.mark("expand");
         GraphUse use = graph_use(*prim.graph);
         if (!use.host) {
-          runnable = prim.graph;
+          result = prim.graph;
           compile_primitives(base.graph->name(), prim);
           clock.mark("fuse");
         } else {
@@ -642,13 +695,10 @@ exec::RtValue GraphCompiler::run(const Compiled& base, std::vector<exec::RtValue
         debug("@" + base.graph->name() + " runs as compiled: expansion failed: " + e.what());
       }
     }
-    it = specialized_.emplace(key, runnable).first;
+    it = specialized_.emplace(key, result).first;
+    count_graph_compiled();
   }
-  try {
-    return exec::run_graph(*it->second, std::move(args), exec_options());
-  } catch (...) {
-    raise_exec_error(I);
-  }
+  return it->second;
 }
 
 void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized& sp) {
@@ -731,7 +781,11 @@ std::vector<exec::RtValue> GraphCompiler::executor_args(const Compiled& c, std::
   return rt;
 }
 
-exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) { return run(c, executor_args(c, args)); }
+exec::RtValue GraphCompiler::run(const Compiled& c, std::span<Value> args) {
+  if (c.fingerprint && disk_cache_usable()) return run_cached(c, args);
+  const Compiled& b = built(c);
+  return run(b, executor_args(b, args));
+}
 
 GraphCompiler& compiler_of(Interp& I) {
   auto& st = I.graph_state();
@@ -771,7 +825,7 @@ std::string graph_ir_text(Interp& I, const Value& fn, size_t nargs) {
   if (GradFunctionObj* gf = grad_function_of(fn))
     gc.compile_grad(gf, nargs);
   else
-    gc.compile(fn, nargs);
+    gc.built(gc.compile(fn, nargs));
   return ir::print_module(gc.module);
 }
 

@@ -7,11 +7,13 @@
 #include <map>
 #include <tuple>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "interp/graph_compiler.h"
+#include "interp/graph_disk_cache.h"
 #include "interp/graph_executor.h"
 #include "interp/trace.h"
 #include "jit/specialize.h"
@@ -25,11 +27,19 @@ struct TensorClass;
 class HostValue;
 
 // A compiled callable: R(args..., weights...) or GF(args..., weights...[, sens]).
+// compile() may leave it unbuilt (graph null) when the disk cache may have
+// its runnable graphs: `fn` is then lowered only when a call misses.
 struct Compiled {
   ir::FuncGraph* graph = nullptr;
   size_t nargs = 0;             // leading parameters given by the caller
   std::vector<Value> weights;   // Parameters passed after the arguments
   bool sens_param = false;
+  Value fn;                     // the callable (for a deferred build)
+  // Set when calls go through the disk cache (graph_disk_cache.h): the
+  // fingerprint taken by compile(), used by the first call (later calls
+  // walk the objects again: they may have changed since).
+  std::optional<Fingerprint> fingerprint;
+  bool fingerprint_fresh = false;
 };
 
 // The objects msl.jit / the gradient API return.
@@ -70,8 +80,12 @@ class GraphCompiler {
   Ref<Class> jit_cls, grad_cls;
   Ref<Class> graph_fn_cls;  // graph closures returned to MSL code (graph_values.cpp)
 
-  // Root graph of calling `fn` with nargs arguments (cached).
+  // Root graph of calling `fn` with nargs arguments (cached). With the
+  // disk cache on, the graph is built only when a call misses it: use
+  // built() before reading c.graph or c.weights.
   const Compiled& compile(const Value& fn, size_t nargs);
+  // `c` built (lowered and optimized) if compile() deferred that.
+  const Compiled& built(const Compiled& c);
   // GF for a gradient function object (cached); `raw` makes it return
   // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
   const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
@@ -155,6 +169,28 @@ class GraphCompiler {
   friend struct Session;
   Compiled build(const Value& fn, size_t nargs);
   Compiled build_grad(GradFunctionObj* gf, size_t nargs);
+  // The runnable graph of `base` for these executor arguments' signature:
+  // specialized, expanded to primitives and fused when it is straight-line
+  // code (cached per signature).
+  ir::FuncGraph* runnable(const Compiled& base, const std::vector<exec::RtValue>& args);
+  // run() through the disk cache, for a Compiled with a fingerprint.
+  exec::RtValue run_cached(const Compiled& c, std::span<Value> args);
+  // A runnable graph and the weights it takes after the arguments.
+  struct CachedRunnable {
+    ir::FuncGraph* graph = nullptr;  // null: run `c` the usual way
+    std::vector<Value> weights;
+    std::string weight_sig;  // the weights' types when it was made
+  };
+  CachedRunnable load_or_compile(const Compiled& c, const std::vector<exec::RtValue>& args, const std::string& sig);
+  // Whether the disk cache may answer now (enabled, and no option asks to
+  // see the compilation: save_graphs, --print-after, --emit=llvm, debug
+  // logging).
+  bool disk_cache_usable() const;
+  // What the disk cache did and why (msl --log-level info).
+  void cache_info(const std::string& message);
+
+  GraphDiskCache disk_;
+  std::map<std::string, CachedRunnable> cached_runnable_;  // per (Compiled, mode, signature)
 
   std::map<std::tuple<const Object*, size_t, int64_t>, Compiled> cache_;
   // Gradient graphs by what they compute (function, options, weights,

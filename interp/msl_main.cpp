@@ -16,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "interp/graph_disk_cache.h"
 #include "interp/interp.h"
 #include "jit/codegen/elementwise_jit.h"
 #include "jit/passes/pipeline.h"
@@ -287,6 +288,10 @@ int run_job(const CommandLine& cl) {
       std::fprintf(stderr, "jit: %lld compiled, %lld from disk cache, %lld from memory\n",
                    static_cast<long long>(jit.compiled), static_cast<long long>(jit.disk_hits),
                    static_cast<long long>(jit.memory_hits));
+      // Whole compiled graphs (interp/graph_disk_cache.h): likewise.
+      msl::GraphCacheStats graphs = msl::graph_cache_stats();
+      std::fprintf(stderr, "graphs: %lld compiled, %lld from disk cache\n", static_cast<long long>(graphs.compiled),
+                   static_cast<long long>(graphs.disk_hits));
     }
   } profile_report{cl.profile};
   // Ctrl-C raises KeyboardInterrupt in the running program (so its

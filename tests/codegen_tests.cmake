@@ -12,3 +12,9 @@ add_test(NAME unit.codegen COMMAND msl_codegen_tests)
 if(TARGET msl)
   add_test(NAME cli.jit_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_jit_cache.sh $<TARGET_FILE:msl>)
 endif()
+
+# The on-disk cache of whole compiled graphs: a second run of a training
+# script compiles no graph, a changed hyperparameter does.
+if(TARGET msl)
+  add_test(NAME cli.graph_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_graph_cache.sh $<TARGET_FILE:msl>)
+endif()

@@ -1,0 +1,546 @@
+// Flat graphs of primitives as bytes and back; the format is described in
+// graph_serialize.h.
+#include "jit/graph_serialize.h"
+
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/passes/fuse_elementwise.h"
+#include "kernels/device.h"
+#include "kernels/dtype.h"
+#include "lang/ir/verifier.h"
+
+namespace msl::jit {
+
+using ir::ConstValue;
+using ir::FuncGraph;
+using ir::Node;
+
+namespace {
+
+constexpr char kMagic[8] = {'M', 'S', 'L', 'G', 'R', 'P', 'H', '\0'};
+
+// Value tags of constants and attribute values.
+enum class Tag : uint8_t { None, Bool, Int, Float, Str, Tensor, Prim, IrOp, Fused };
+enum class AttrTag : uint8_t { Bool, Int, Float, Ints, Str, DType };
+enum class NodeTag : uint8_t { Constant = 1, Apply = 2 };
+
+// ------------------------------------------------------------------ writing
+
+template <class T>
+void put(std::string& s, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  s.append(b, sizeof(T));
+}
+void put_str(std::string& s, std::string_view v) {
+  put<uint32_t>(s, static_cast<uint32_t>(v.size()));
+  s.append(v);
+}
+void put_loc(std::string& s, const ir::Loc& l) {
+  put_str(s, l.file ? std::string_view(*l.file) : std::string_view());
+  put<uint32_t>(s, l.line);
+  put<uint32_t>(s, l.col);
+}
+void put_dims(std::string& s, const kernels::Dims& d) {
+  put<uint8_t>(s, static_cast<uint8_t>(d.size()));
+  for (int64_t x : d) put<int64_t>(s, x);
+}
+
+void put_attr(std::string& s, const kernels::AttrValue& v) {
+  if (auto b = std::get_if<bool>(&v))
+    put<uint8_t>(s, uint8_t(AttrTag::Bool)), put<uint8_t>(s, *b);
+  else if (auto i = std::get_if<int64_t>(&v))
+    put<uint8_t>(s, uint8_t(AttrTag::Int)), put<int64_t>(s, *i);
+  else if (auto f = std::get_if<double>(&v))
+    put<uint8_t>(s, uint8_t(AttrTag::Float)), put<double>(s, *f);
+  else if (auto is = std::get_if<std::vector<int64_t>>(&v)) {
+    put<uint8_t>(s, uint8_t(AttrTag::Ints));
+    put<uint32_t>(s, static_cast<uint32_t>(is->size()));
+    for (int64_t x : *is) put<int64_t>(s, x);
+  } else if (auto str = std::get_if<std::string>(&v))
+    put<uint8_t>(s, uint8_t(AttrTag::Str)), put_str(s, *str);
+  else
+    put<uint8_t>(s, uint8_t(AttrTag::DType)), put<uint8_t>(s, static_cast<uint8_t>(std::get<kernels::DType>(v)));
+}
+
+// The number in FusedElementwise::name() ("fused_elementwise_3ops"): the
+// constructor's op count, which only names the node.
+size_t fused_ops(const FusedElementwise& f) {
+  std::string n = f.name();
+  size_t start = std::string_view("fused_elementwise_").size();
+  size_t ops = 0;
+  for (size_t i = start; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) ops = ops * 10 + size_t(n[i] - '0');
+  return ops;
+}
+
+bool put_const(std::string& s, const ConstValue& v, std::string* why) {
+  if (std::holds_alternative<ir::NoneValue>(v))
+    put<uint8_t>(s, uint8_t(Tag::None));
+  else if (auto b = std::get_if<bool>(&v))
+    put<uint8_t>(s, uint8_t(Tag::Bool)), put<uint8_t>(s, *b);
+  else if (auto i = std::get_if<int64_t>(&v))
+    put<uint8_t>(s, uint8_t(Tag::Int)), put<int64_t>(s, *i);
+  else if (auto f = std::get_if<double>(&v))
+    put<uint8_t>(s, uint8_t(Tag::Float)), put<double>(s, *f);
+  else if (auto str = std::get_if<std::string>(&v))
+    put<uint8_t>(s, uint8_t(Tag::Str)), put_str(s, *str);
+  else if (auto t = std::get_if<kernels::Tensor>(&v)) {
+    if (t->device() && t->device() != kernels::cpu_device()) {
+      if (why) *why = "a tensor constant not on the CPU";
+      return false;
+    }
+    kernels::Tensor c = t->contiguous();
+    put<uint8_t>(s, uint8_t(Tag::Tensor));
+    put<uint8_t>(s, static_cast<uint8_t>(c.dtype()));
+    put_dims(s, c.shape());
+    put<uint64_t>(s, c.nbytes());
+    if (c.nbytes() > 0) s.append(static_cast<const char*>(c.raw()), c.nbytes());
+  } else if (auto p = std::get_if<ir::PrimRef>(&v)) {
+    put<uint8_t>(s, uint8_t(Tag::Prim));
+    put_str(s, kernels::prim_name(p->prim));
+    put<uint32_t>(s, static_cast<uint32_t>(p->attrs.items().size()));
+    for (const auto& [name, value] : p->attrs.items()) {
+      put_str(s, name);
+      put_attr(s, value);
+    }
+  } else if (auto op = std::get_if<ir::IrOp>(&v)) {
+    put<uint8_t>(s, uint8_t(Tag::IrOp));
+    put_str(s, ir::ir_op_name(*op));
+  } else if (auto h = std::get_if<ir::HostRef>(&v)) {
+    auto fused = dynamic_cast<const FusedElementwise*>(h->get());
+    if (!fused) {
+      if (why) *why = "it calls the host object $" + (*h)->name();
+      return false;
+    }
+    // The program's text is the loop's compile cache key, so it names
+    // every field code generation reads: a program that does not read back
+    // to the same text (a field this writer does not know) is not stored.
+    std::string program;
+    write_ew_program(program, fused->program());
+    size_t at = 0;
+    codegen::EwProgram back;
+    if (!parse_ew_program(program, at, back) || back.text() != fused->program().text()) {
+      if (why) *why = "a fused loop's program does not round-trip through its bytes";
+      return false;
+    }
+    put<uint8_t>(s, uint8_t(Tag::Fused));
+    s += program;
+    put_dims(s, fused->shape());
+    put<uint32_t>(s, static_cast<uint32_t>(fused->sum_shapes().size()));
+    for (const kernels::Dims& d : fused->sum_shapes()) put_dims(s, d);
+    put<uint64_t>(s, fused_ops(*fused));
+  } else {
+    if (why) *why = "it refers to the graph @" + std::get<FuncGraph*>(v)->name();
+    return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ reading
+
+// A cursor over untrusted bytes: every read checks what is left and
+// remembers where the first failure was.
+struct Reader {
+  explicit Reader(std::string_view bytes, size_t at = 0) : b(bytes), pos(at) {}
+  std::string_view b;
+  size_t pos = 0;
+  std::string error;
+  size_t error_at = 0;
+
+  bool fail(const std::string& what) {
+    if (error.empty()) error = what, error_at = pos;
+    return false;
+  }
+  size_t left() const { return b.size() - pos; }
+  template <class T>
+  bool get(T& v) {
+    if (left() < sizeof(T)) return fail("truncated");
+    std::memcpy(&v, b.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+  }
+  bool get_str(std::string& s) {
+    uint32_t n = 0;
+    if (!get(n)) return false;
+    if (left() < n) return fail("string of " + std::to_string(n) + " bytes past the end");
+    s.assign(b.data() + pos, n);
+    pos += n;
+    return true;
+  }
+  bool get_dims(kernels::Dims& d) {
+    uint8_t rank = 0;
+    if (!get(rank)) return false;
+    if (rank > kernels::kMaxDims) return fail("rank " + std::to_string(rank) + " above the maximum");
+    d = kernels::Dims();
+    for (uint8_t i = 0; i < rank; ++i) {
+      int64_t x = 0;
+      if (!get(x)) return false;
+      if (x < 0) return fail("negative dimension");
+      d.push_back(x);
+    }
+    return true;
+  }
+};
+
+bool get_loc(Reader& r, ir::IrModule& m, ir::Loc& loc) {
+  std::string file;
+  uint32_t line = 0, col = 0;
+  if (!r.get_str(file) || !r.get(line) || !r.get(col)) return false;
+  loc = file.empty() ? ir::Loc{} : m.loc(file, line, col);
+  return true;
+}
+
+bool get_attr(Reader& r, kernels::AttrValue& v) {
+  uint8_t tag = 0;
+  if (!r.get(tag)) return false;
+  switch (static_cast<AttrTag>(tag)) {
+    case AttrTag::Bool: {
+      uint8_t x = 0;
+      if (!r.get(x) || x > 1) return r.fail("bad bool");
+      v = x != 0;
+      return true;
+    }
+    case AttrTag::Int: {
+      int64_t x = 0;
+      if (!r.get(x)) return false;
+      v = x;
+      return true;
+    }
+    case AttrTag::Float: {
+      double x = 0;
+      if (!r.get(x)) return false;
+      v = x;
+      return true;
+    }
+    case AttrTag::Ints: {
+      uint32_t n = 0;
+      if (!r.get(n)) return false;
+      if (r.left() / sizeof(int64_t) < n) return r.fail("attribute list past the end");
+      std::vector<int64_t> xs(n);
+      for (int64_t& x : xs) r.get(x);
+      v = std::move(xs);
+      return true;
+    }
+    case AttrTag::Str: {
+      std::string s;
+      if (!r.get_str(s)) return false;
+      v = std::move(s);
+      return true;
+    }
+    case AttrTag::DType: {
+      uint8_t d = 0;
+      if (!r.get(d) || d >= kernels::kNumDTypes) return r.fail("bad dtype");
+      v = static_cast<kernels::DType>(d);
+      return true;
+    }
+  }
+  return r.fail("unknown attribute kind " + std::to_string(tag));
+}
+
+bool get_tensor(Reader& r, kernels::Tensor& out) {
+  uint8_t d = 0;
+  kernels::Dims shape;
+  uint64_t nbytes = 0;
+  if (!r.get(d) || d >= kernels::kNumDTypes) return r.fail("bad dtype");
+  if (!r.get_dims(shape) || !r.get(nbytes)) return false;
+  auto dtype = static_cast<kernels::DType>(d);
+  // The element count, without overflowing on absurd dimensions.
+  uint64_t numel = 1;
+  for (int64_t x : shape) {
+    if (x != 0 && numel > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(x))
+      return r.fail("tensor too large");
+    numel *= static_cast<uint64_t>(x);
+  }
+  if (numel > std::numeric_limits<uint64_t>::max() / kernels::dtype_size(dtype) ||
+      numel * kernels::dtype_size(dtype) != nbytes)
+    return r.fail("tensor byte count does not match its shape");
+  if (r.left() < nbytes) return r.fail("tensor data past the end");
+  out = kernels::Tensor(dtype, shape);
+  if (nbytes > 0) std::memcpy(out.raw(), r.b.data() + r.pos, nbytes);
+  r.pos += nbytes;
+  return true;
+}
+
+bool get_const(Reader& r, ConstValue& v) {
+  uint8_t tag = 0;
+  if (!r.get(tag)) return false;
+  switch (static_cast<Tag>(tag)) {
+    case Tag::None: v = ir::NoneValue{}; return true;
+    case Tag::Bool: {
+      uint8_t x = 0;
+      if (!r.get(x) || x > 1) return r.fail("bad bool");
+      v = x != 0;
+      return true;
+    }
+    case Tag::Int: {
+      int64_t x = 0;
+      if (!r.get(x)) return false;
+      v = x;
+      return true;
+    }
+    case Tag::Float: {
+      double x = 0;
+      if (!r.get(x)) return false;
+      v = x;
+      return true;
+    }
+    case Tag::Str: {
+      std::string s;
+      if (!r.get_str(s)) return false;
+      v = std::move(s);
+      return true;
+    }
+    case Tag::Tensor: {
+      kernels::Tensor t;
+      if (!get_tensor(r, t)) return false;
+      v = std::move(t);
+      return true;
+    }
+    case Tag::Prim: {
+      std::string name;
+      ir::PrimRef p{};
+      uint32_t n = 0;
+      if (!r.get_str(name)) return false;
+      if (!kernels::find_prim(name, p.prim)) return r.fail("unknown primitive '" + name + "'");
+      if (!r.get(n)) return false;
+      for (uint32_t i = 0; i < n; ++i) {
+        std::string an;
+        kernels::AttrValue av;
+        if (!r.get_str(an) || !get_attr(r, av)) return false;
+        p.attrs.set(an, std::move(av));
+      }
+      v = std::move(p);
+      return true;
+    }
+    case Tag::IrOp: {
+      std::string name;
+      ir::IrOp op{};
+      if (!r.get_str(name)) return false;
+      if (!ir::find_ir_op(name, op)) return r.fail("unknown IR operator '" + name + "'");
+      v = op;
+      return true;
+    }
+    case Tag::Fused: {
+      codegen::EwProgram program;
+      kernels::Dims shape;
+      uint32_t nsums = 0;
+      uint64_t ops = 0;
+      if (!parse_ew_program(r.b, r.pos, program)) return r.fail("malformed fused program");
+      if (!r.get_dims(shape) || !r.get(nsums)) return false;
+      if (nsums != program.reductions.size()) return r.fail("sum shapes do not match the program's sums");
+      std::vector<kernels::Dims> sum_shapes(nsums);
+      for (kernels::Dims& d : sum_shapes)
+        if (!r.get_dims(d)) return false;
+      if (!r.get(ops)) return false;
+      v = ir::HostRef(std::make_shared<const FusedElementwise>(std::move(program), shape, ops, std::move(sum_shapes)));
+      return true;
+    }
+  }
+  return r.fail("unknown constant kind " + std::to_string(tag));
+}
+
+bool is_unary(codegen::EwOp op) {
+  using codegen::EwOp;
+  return op == EwOp::Neg || op == EwOp::Relu || op == EwOp::Exp || op == EwOp::Sigmoid || op == EwOp::Tanh;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------- EwProgram I/O
+
+void write_ew_program(std::string& out, const codegen::EwProgram& p) {
+  put<int32_t>(out, p.num_inputs);
+  put<uint32_t>(out, static_cast<uint32_t>(p.indexing.size()));
+  for (const codegen::EwIndexing& ix : p.indexing) put<int64_t>(out, ix.inner), put<int64_t>(out, ix.count);
+  put<uint32_t>(out, static_cast<uint32_t>(p.values.size()));
+  for (const codegen::EwValue& v : p.values) {
+    put<uint8_t>(out, static_cast<uint8_t>(v.op));
+    put<int32_t>(out, v.a);
+    put<int32_t>(out, v.b);
+    put<int32_t>(out, v.input);
+    put<float>(out, v.constant);
+  }
+  put<uint32_t>(out, static_cast<uint32_t>(p.outputs.size()));
+  for (int o : p.outputs) put<int32_t>(out, o);
+  put<uint32_t>(out, static_cast<uint32_t>(p.reductions.size()));
+  for (const codegen::EwReduction& r : p.reductions)
+    put<int32_t>(out, r.value), put<int64_t>(out, r.how.inner), put<int64_t>(out, r.how.count);
+}
+
+bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& out) {
+  using codegen::EwOp;
+  Reader r(bytes, pos);
+  codegen::EwProgram p;
+  uint32_t n = 0;
+  if (!r.get(p.num_inputs) || p.num_inputs < 0 || !r.get(n)) return false;
+  if (r.left() / 16 < n || n > static_cast<uint32_t>(p.num_inputs)) return false;
+  p.indexing.resize(n);
+  for (codegen::EwIndexing& ix : p.indexing) {
+    r.get(ix.inner), r.get(ix.count);
+    if (ix.inner < 1 || ix.count < 0) return false;
+  }
+  if (!r.get(n) || r.left() / 17 < n || n > uint32_t(std::numeric_limits<int32_t>::max())) return false;
+  p.values.resize(n);
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    codegen::EwValue& v = p.values[i];
+    uint8_t op = 0;
+    r.get(op), r.get(v.a), r.get(v.b), r.get(v.input), r.get(v.constant);
+    if (op > static_cast<uint8_t>(EwOp::Tanh)) return false;
+    v.op = static_cast<EwOp>(op);
+    auto earlier = [&](int k) { return k >= 0 && static_cast<size_t>(k) < i; };
+    if (v.op == EwOp::Input) {
+      if (v.input < 0 || v.input >= p.num_inputs) return false;
+    } else if (v.op != EwOp::Const) {
+      if (!earlier(v.a) || (!is_unary(v.op) && !earlier(v.b))) return false;
+    }
+  }
+  if (!r.get(n) || r.left() / 4 < n) return false;
+  p.outputs.resize(n);
+  for (int& o : p.outputs) {
+    r.get(o);
+    if (o < 0 || static_cast<size_t>(o) >= p.values.size()) return false;
+  }
+  if (!r.get(n) || r.left() / 20 < n) return false;
+  p.reductions.resize(n);
+  for (codegen::EwReduction& red : p.reductions) {
+    r.get(red.value), r.get(red.how.inner), r.get(red.how.count);
+    if (red.value < 0 || static_cast<size_t>(red.value) >= p.values.size() || red.how.inner < 1 || red.how.count < 1)
+      return false;
+  }
+  pos = r.pos;
+  out = std::move(p);
+  return true;
+}
+
+// ------------------------------------------------------------------- graphs
+
+std::optional<std::string> serialize_graph(const FuncGraph& g, std::string* why) {
+  if (!g.output()) {
+    if (why) *why = "the graph has no output";
+    return std::nullopt;
+  }
+  std::string s(kMagic, sizeof kMagic);
+  put<uint32_t>(s, kGraphFormatVersion);
+  put_str(s, g.name());
+  put<uint32_t>(s, static_cast<uint32_t>(g.params().size()));
+  std::unordered_map<const Node*, uint32_t> index;
+  for (Node* p : g.params()) {
+    index.emplace(p, static_cast<uint32_t>(index.size()));
+    put_str(s, p->name());
+    put_loc(s, p->loc());
+  }
+  // Nodes after their inputs (an explicit stack: a training step is deep).
+  std::string body;
+  uint32_t count = 0;
+  std::vector<std::pair<const Node*, size_t>> stack{{g.output(), 0}};
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (index.count(n)) {
+      stack.pop_back();
+      continue;
+    }
+    if (n->is_parameter()) {
+      if (why) *why = "it uses a parameter of another graph (a free variable)";
+      return std::nullopt;
+    }
+    if (n->is_apply() && n->graph() != &g) {
+      if (why) *why = "it uses a node of another graph (a free variable)";
+      return std::nullopt;
+    }
+    if (n->is_apply() && next < n->inputs().size()) {
+      const Node* in = n->inputs()[next++];
+      if (!index.count(in)) stack.emplace_back(in, 0);
+      continue;
+    }
+    if (n->is_constant()) {
+      put<uint8_t>(body, uint8_t(NodeTag::Constant));
+      if (!put_const(body, n->value(), why)) return std::nullopt;
+    } else {
+      put<uint8_t>(body, uint8_t(NodeTag::Apply));
+      put_str(body, n->name());
+      put_loc(body, n->loc());
+      put<uint32_t>(body, static_cast<uint32_t>(n->inputs().size()));
+      for (const Node* in : n->inputs()) put<uint32_t>(body, index.at(in));
+    }
+    index.emplace(n, static_cast<uint32_t>(index.size()));
+    ++count;
+    stack.pop_back();
+  }
+  put<uint32_t>(s, count);
+  s += body;
+  put<uint32_t>(s, index.at(g.output()));
+  return s;
+}
+
+FuncGraph* deserialize_graph(ir::IrModule& m, std::string_view bytes, std::string* error) {
+  Reader r(bytes);
+  FuncGraph* g = nullptr;
+  auto failed = [&]() -> FuncGraph* {
+    if (g) m.remove_graph(g);  // half built: out of the module's list
+    if (error) *error = (r.error.empty() ? "malformed" : r.error) + " at byte " + std::to_string(r.error_at);
+    return nullptr;
+  };
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    r.fail("not a serialized graph (bad magic)");
+    return failed();
+  }
+  r.pos = sizeof kMagic;
+  uint32_t version = 0, nparams = 0, nnodes = 0, output = 0;
+  std::string name;
+  if (!r.get(version)) return failed();
+  if (version != kGraphFormatVersion) {
+    r.fail("format version " + std::to_string(version) + ", expected " + std::to_string(kGraphFormatVersion));
+    return failed();
+  }
+  if (!r.get_str(name) || !r.get(nparams)) return failed();
+  // Every parameter and node takes at least 9 bytes: counts past that are lies.
+  if (r.left() / 9 < nparams) return r.fail("parameter count past the end"), failed();
+  g = m.new_graph(name.empty() ? "graph" : name);
+  std::vector<Node*> nodes;
+  for (uint32_t i = 0; i < nparams; ++i) {
+    std::string pn;
+    ir::Loc loc;
+    if (!r.get_str(pn) || !get_loc(r, m, loc)) return failed();
+    nodes.push_back(g->add_param(pn, loc));
+  }
+  if (!r.get(nnodes)) return failed();
+  if (r.left() / 2 < nnodes) return r.fail("node count past the end"), failed();
+  for (uint32_t k = 0; k < nnodes; ++k) {
+    uint8_t tag = 0;
+    if (!r.get(tag)) return failed();
+    if (tag == uint8_t(NodeTag::Constant)) {
+      ConstValue v;
+      if (!get_const(r, v)) return failed();
+      nodes.push_back(g->constant(std::move(v)));
+    } else if (tag == uint8_t(NodeTag::Apply)) {
+      std::string an;
+      ir::Loc loc;
+      uint32_t n = 0;
+      if (!r.get_str(an) || !get_loc(r, m, loc) || !r.get(n)) return failed();
+      if (n == 0) return r.fail("an application without a callee"), failed();
+      if (r.left() / 4 < n) return r.fail("input count past the end"), failed();
+      std::vector<Node*> inputs;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t x = 0;
+        r.get(x);
+        if (x >= nodes.size()) return r.fail("input " + std::to_string(x) + " is not an earlier node"), failed();
+        inputs.push_back(nodes[x]);
+      }
+      nodes.push_back(g->apply(std::move(inputs), an, loc));
+    } else {
+      return r.fail("unknown node kind " + std::to_string(tag)), failed();
+    }
+  }
+  if (!r.get(output)) return failed();
+  if (output >= nodes.size()) return r.fail("output is not a node"), failed();
+  if (r.left() != 0) return r.fail("trailing bytes"), failed();
+  g->set_output(nodes[output]);
+  std::vector<std::string> problems = ir::verify_graph(*g);
+  if (!problems.empty()) return r.fail("invalid graph: " + problems.front()), failed();
+  return g;
+}
+
+}  // namespace msl::jit

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The on-disk cache of whole compiled graphs (interp/graph_disk_cache.h),
+# through the `msl` command line: a graph-mode training script run twice
+# with one XDG_CACHE_HOME compiles its training step the first time and
+# loads it from the cache the second (msl --profile's "graphs:" line counts
+# them), with the same loss values, which match a hand-computed first loss
+# and first update; changing the learning rate or an attribute of a Cell
+# misses the cache (and gives other losses); a damaged entry is a miss,
+# not an error; --log-level info reports the hit.
+set -u
+msl="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() { echo "FAIL $1"; shift; printf '%s\n' "$@" | sed 's/^/  | /'; fails=$((fails+1)); }
+
+cat > "$tmp/train.msl" <<'EOF'
+import sys
+import msl
+from msl import ops, Tensor, Parameter, nn, context
+
+context.set_context(mode=context.GRAPH_MODE)
+lr = float(sys.argv[1])
+scale = float(sys.argv[2])
+
+
+class Linear(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.weight = Parameter(Tensor([[0.0], [0.0]], msl.float32), name="weight")
+        self.bias = Parameter(Tensor([0.0], msl.float32), name="bias")
+
+    def construct(self, x):
+        return ops.matmul(x, self.weight) + self.bias
+
+
+class ScaledMSE(nn.Cell):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def construct(self, out, label):
+        d = out - label
+        return ops.reduce_mean(d * d) * self.scale
+
+
+X = [[1.0, 2.0], [2.0, 0.5], [-1.0, 1.0], [0.5, -1.5]]
+Y = [[3.0 * a - 2.0 * b + 0.5] for a, b in X]
+net = Linear()
+step = nn.TrainOneStepCell(nn.WithLossCell(net, ScaledMSE(scale)), nn.SGD(net.trainable_params(), lr))
+step.set_train()
+x = Tensor(X, msl.float32)
+y = Tensor(Y, msl.float32)
+losses = [step(x, y).item()]
+# By hand at w = 0, b = 0: loss = scale * mean(y^2); dL/dw_j = scale * 2/n
+# * sum(-y_i x_ij), dL/db = scale * 2/n * sum(-y_i); SGD: w = -lr * grad.
+n = len(X)
+want_loss = scale * sum([Y[i][0] * Y[i][0] for i in range(n)]) / n
+want_w = [-lr * scale * 2.0 / n * sum([-Y[i][0] * X[i][j] for i in range(n)]) for j in range(2)]
+want_b = -lr * scale * 2.0 / n * sum([-Y[i][0] for i in range(n)])
+w = net.weight.reshape(-1)
+ok = abs(losses[0] - want_loss) < 1e-5 * want_loss and abs(w[0].item() - want_w[0]) < 1e-5 and \
+    abs(w[1].item() - want_w[1]) < 1e-5 and abs(net.bias[0].item() - want_b) < 1e-5
+for i in range(4):
+    losses.append(step(x, y).item())
+print(ok, " ".join([repr(l) for l in losses]))
+EOF
+
+# run NAME XDG_CACHE_HOME LR SCALE: sets $out (stdout) and $graphs (the
+# "graphs:" line as "compiled disk_hits").
+run() {
+  local name="$1" cache="$2" status err
+  out="$(XDG_CACHE_HOME="$cache" HOME="$cache" "$msl" --profile run "$tmp/train.msl" "$3" "$4" 2> "$tmp/err")"
+  status=$?
+  err="$(cat "$tmp/err")"
+  graphs="$(sed -nE 's/^graphs: ([0-9]+) compiled, ([0-9]+) from disk cache$/\1 \2/p' "$tmp/err")"
+  if [ "$status" != 0 ] || [ "${out%% *}" != "True" ] || [ -z "$graphs" ]; then
+    fail "$name: exit status $status, output '$out', graphs '$graphs'" "$err"
+    return 1
+  fi
+}
+
+entries() { ls "$1/msl/graphs" 2>/dev/null | grep -c '\.o$'; }
+
+if run first-run "$tmp/cache" 0.1 1.0; then
+  first="$out"
+  if [ "$graphs" != "1 0" ] || [ "$(entries "$tmp/cache")" != 1 ]; then
+    fail "first-run: expected '1 0' (compiled, from disk) and one entry, got '$graphs', $(entries "$tmp/cache") entries"
+  else
+    echo "ok   first-run ($graphs)"
+  fi
+  if run second-run "$tmp/cache" 0.1 1.0; then
+    if [ "$graphs" != "0 1" ] || [ "$out" != "$first" ]; then
+      fail "second-run: expected '0 1' and losses '$first', got '$graphs' and '$out'"
+    else
+      echo "ok   second-run ($graphs, same losses)"
+    fi
+  fi
+  info="$(XDG_CACHE_HOME="$tmp/cache" "$msl" --log-level info run "$tmp/train.msl" 0.1 1.0 2>&1 >/dev/null)"
+  if [[ "$info" != *"[INFO] graph cache: @"*" loaded from the disk cache: $tmp/cache/msl/graphs/"* ]]; then
+    fail "log-info: expected the hit reported at --log-level info" "$info"
+  else
+    echo "ok   log-info"
+  fi
+  if run other-lr "$tmp/cache" 0.05 1.0; then
+    if [ "$graphs" != "1 0" ] || [ "$out" = "$first" ]; then
+      fail "other-lr: expected a miss ('1 0') and other losses, got '$graphs' and '$out'"
+    else
+      echo "ok   other-lr ($graphs)"
+    fi
+  fi
+  if run other-cell-attribute "$tmp/cache" 0.1 2.0; then
+    if [ "$graphs" != "1 0" ] || [ "$out" = "$first" ]; then
+      fail "other-cell-attribute: expected a miss ('1 0') and other losses, got '$graphs' and '$out'"
+    else
+      echo "ok   other-cell-attribute ($graphs)"
+    fi
+  fi
+  # Every entry damaged in its last byte (the graph's bytes, under the
+  # checksum): compiled again, same losses, the entry rewritten.
+  for f in "$tmp/cache/msl/graphs/"*.o; do printf 'x' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 1)) conv=notrunc 2>/dev/null; done
+  if run damaged-entry "$tmp/cache" 0.1 1.0; then
+    if [ "$graphs" != "1 0" ] || [ "$out" != "$first" ]; then
+      fail "damaged-entry: expected a recompile ('1 0') and losses '$first', got '$graphs' and '$out'"
+    else
+      echo "ok   damaged-entry ($graphs)"
+    fi
+    if run after-damage "$tmp/cache" 0.1 1.0 && [ "$graphs" != "0 1" ]; then
+      fail "after-damage: expected the rewritten entry to hit, got '$graphs'"
+    fi
+  fi
+fi
+
+[ "$fails" = 0 ] || { echo "$fails failed"; exit 1; }
+echo "all passed"
