@@ -313,6 +313,7 @@ GraphCompiler::~GraphCompiler() = default;
 
 void GraphCompiler::optimize(FuncGraph& g) {
   jit::PassOptions po;
+  po.verify_each_pass = I.options().log_level == 0;
   po.print_after = I.options().print_after;
   po.dump = [this](const std::string& pass, const std::string& text) {
     I.write_err("# IR after " + pass + "\n" + text + "\n");

@@ -85,7 +85,7 @@ void optimize(IrModule& m, FuncGraph& g, const PassOptions& opts) {
     bool changed = false;
     for (const NamedPass& p : kPasses) {
       changed |= p.run(m, g);
-      if (opts.verify) verify_nest(g, std::string("after pass '") + p.name + "'");
+      if (opts.verify && opts.verify_each_pass) verify_nest(g, std::string("after pass '") + p.name + "'");
       if (pa == "all" || pa == p.name) {
         std::string text = print_graph(g);
         if (opts.dump)
@@ -96,6 +96,7 @@ void optimize(IrModule& m, FuncGraph& g, const PassOptions& opts) {
     }
     if (!changed) break;
   }
+  if (opts.verify && !opts.verify_each_pass) verify_nest(g, "after the clean-up passes");
 }
 
 }  // namespace msl::jit

@@ -283,4 +283,9 @@ subgraph @other(%para1_y) {
   CHECK_THROWS_WITH_AS(jit::optimize(m, g), doctest::Contains("invalid IR before the clean-up passes"),
                        jit::PassError);
   CHECK_NOTHROW(jit::optimize(m, g, {false, "", nullptr}));
+  // Checking only around the pipeline still checks.
+  jit::PassOptions ends_only;
+  ends_only.verify_each_pass = false;
+  CHECK_THROWS_WITH_AS(jit::optimize(m, g, ends_only), doctest::Contains("invalid IR before the clean-up passes"),
+                       jit::PassError);
 }
