@@ -591,7 +591,7 @@ const Compiled& GraphCompiler::built(const Compiled& c) {
   if (c.graph) return c;
   // The fingerprint phase stays first in the compile times.
   std::vector<std::pair<std::string, double>> before = last_times;
-  Compiled b = build(c.fn, c.nargs);
+  Compiled b = c.grad ? build_grad(c.grad, c.nargs) : build(c.fn, c.nargs);
   last_times.insert(last_times.begin(), before.begin(), before.end());
   auto& m = const_cast<Compiled&>(c);  // cache_'s entry, completed in place
   m.graph = b.graph;
@@ -600,7 +600,7 @@ const Compiled& GraphCompiler::built(const Compiled& c) {
 }
 
 
-const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
+const Compiled& GraphCompiler::gradient(GradFunctionObj* gf, size_t nargs, bool lazy) {
   const GradSpec& s = gf->spec;
   std::ostringstream key;
   key << generation << '/' << static_cast<const void*>(gf->fn.is_obj() ? gf->fn.obj() : nullptr) << '/' << nargs << '/'
@@ -610,10 +610,38 @@ const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
   for (const Value& w : s.weights) key << static_cast<const void*>(w.obj()) << ',';
   auto it = grad_cache_.find(key.str());
   if (it != grad_cache_.end()) return it->second;
-  Compiled c = build_grad(gf, nargs);
+  Compiled c;
+  c.fn = Value::object(gf);
+  c.grad = gf;
+  c.nargs = nargs;
+  c.sens_param = s.sens_param;
+  if (lazy && !s.sens_param && disk_cache_usable() && compiling_ == 0) {
+    last_times.clear();
+    PhaseClock clock{last_times};
+    Fingerprint fp = fingerprint_of(I, c.fn);
+    clock.mark("fingerprint");
+    if (fp.ok) {
+      c.fingerprint = std::move(fp);
+      c.fingerprint_fresh = true;
+    } else {
+      cache_info("not cached on disk: the gradient's callable holds " + fp.why);
+    }
+  }
+  if (!c.fingerprint) {
+    Compiled b = build_grad(gf, nargs);
+    b.fn = c.fn;
+    b.grad = gf;
+    c = std::move(b);
+  }
   keep_.push_back(Value::object(gf));  // keeps fn and the weights alive: their addresses are the key
   return grad_cache_.emplace(key.str(), std::move(c)).first->second;
 }
+
+const Compiled& GraphCompiler::compile_grad(GradFunctionObj* gf, size_t nargs) {
+  return built(gradient(gf, nargs, false));
+}
+
+const Compiled& GraphCompiler::grad_entry(GradFunctionObj* gf, size_t nargs) { return gradient(gf, nargs, true); }
 
 // The abstract value of an argument: what a compiled graph is specialized
 // for. Python numbers count by kind, not value, so a loop bound does not
@@ -806,7 +834,7 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
   size_t nargs = args.size() - (gf->spec.sens_param ? 1 : 0);
   if (gf->spec.sens_param && args.empty())
     I.raise(I.exception_class("TypeError").get(), "sens_param=True: pass the output's sensitivity as the last argument");
-  const Compiled& c = gc.compile_grad(gf, nargs);
+  const Compiled& c = gc.grad_entry(gf, nargs);
   Value v = from_rt(I, gc.tensor_cls, gc.run(c, args));
   if (!gf->spec.has_aux && !gf->spec.return_value) return v;
   std::vector<Value> pair = I.to_vector(v);

@@ -24,6 +24,7 @@
 namespace msl {
 
 struct TensorClass;
+struct GradFunctionObj;
 class HostValue;
 
 // A compiled callable: R(args..., weights...) or GF(args..., weights...[, sens]).
@@ -35,6 +36,7 @@ struct Compiled {
   std::vector<Value> weights;   // Parameters passed after the arguments
   bool sens_param = false;
   Value fn;                     // the callable (for a deferred build)
+  GradFunctionObj* grad = nullptr;  // a gradient's deferred build (fn holds it)
   // Set when calls go through the disk cache (graph_disk_cache.h): the
   // fingerprint taken by compile(), used by the first call (later calls
   // walk the objects again: they may have changed since).
@@ -89,6 +91,9 @@ class GraphCompiler {
   // GF for a gradient function object (cached); `raw` makes it return
   // make_tuple(out, grads) for the caller to shape (has_aux, value_and_grad).
   const Compiled& compile_grad(GradFunctionObj* gf, size_t nargs);
+  // The same entry for a call from MSL code (grad_call): like compile(), it
+  // may defer the build to a miss of the disk cache (not with sens_param).
+  const Compiled& grad_entry(GradFunctionObj* gf, size_t nargs);
   // Milliseconds per phase of the last compilation (benchmarks), nested
   // compilations included.
   std::vector<std::pair<std::string, double>> last_times;
@@ -169,6 +174,8 @@ class GraphCompiler {
   friend struct Session;
   Compiled build(const Value& fn, size_t nargs);
   Compiled build_grad(GradFunctionObj* gf, size_t nargs);
+  // The gradient cache's entry for gf; `lazy` as in grad_entry.
+  const Compiled& gradient(GradFunctionObj* gf, size_t nargs, bool lazy);
   // The runnable graph of `base` for these executor arguments' signature:
   // specialized, expanded to primitives and fused when it is straight-line
   // code (cached per signature).

@@ -6,7 +6,9 @@
 # them), with the same loss values, which match a hand-computed first loss
 # and first update; changing the learning rate or an attribute of a Cell
 # misses the cache (and gives other losses); a damaged entry is a miss,
-# not an error; --log-level info reports the hit.
+# not an error; --log-level info reports the hit. A gradient function called
+# from PyNative code (msl.value_and_grad(f, None, weights)(x)) is cached
+# the same way, and a change to a global its code reads misses.
 set -u
 msl="$1"
 tmp="$(mktemp -d)"
@@ -131,6 +133,53 @@ if run first-run "$tmp/cache" 0.1 1.0; then
     fi
   fi
 fi
+
+cat > "$tmp/grad.msl" <<'EOF'
+import sys
+import msl
+from msl import ops, Tensor, Parameter, context
+
+context.set_context(mode=context.PYNATIVE_MODE)
+w = Parameter(Tensor([1.0, -2.0, 0.5], msl.float32), name="w")
+x = Tensor([2.0, 1.0, -4.0], msl.float32)
+power = int(sys.argv[1])
+
+
+def loss_fn(x):
+    d = x * w
+    return ops.reduce_sum(d * d) if power == 2 else ops.reduce_sum(d * d * d)
+
+
+g = msl.value_and_grad(loss_fn, None, [w])
+v, grads = g(x)
+# By hand: d = x * w = [2, -2, -2]; power 2: loss 12, dL/dw = 2 d x = [8, -4, 16];
+# power 3: loss -8, dL/dw = 3 d^2 x = [24, 12, -48].
+want = (12.0, [8.0, -4.0, 16.0]) if power == 2 else (-8.0, [24.0, 12.0, -48.0])
+got = grads[0]
+print(abs(v.item() - want[0]) < 1e-5 and all([abs(got[i].item() - want[1][i]) < 1e-5 for i in range(3)]), v.item())
+EOF
+
+# grad_run NAME POWER: sets $out and $graphs like run.
+grad_run() {
+  local name="$1" status
+  out="$(XDG_CACHE_HOME="$tmp/gcache" HOME="$tmp/gcache" "$msl" --profile run "$tmp/grad.msl" "$2" 2> "$tmp/err")"
+  status=$?
+  graphs="$(sed -nE 's/^graphs: ([0-9]+) compiled, ([0-9]+) from disk cache$/\1 \2/p' "$tmp/err")"
+  if [ "$status" != 0 ] || [ "${out%% *}" != "True" ]; then
+    fail "$name: exit status $status, output '$out'" "$(cat "$tmp/err")"
+    return 1
+  fi
+}
+for case in "grad-first 2 1 0" "grad-second 2 0 1" "grad-other-value 3 1 0"; do
+  set -- $case
+  if grad_run "$1" "$2"; then
+    if [ "$graphs" != "$3 $4" ]; then
+      fail "$1: expected '$3 $4' (compiled, from disk), got '$graphs'"
+    else
+      echo "ok   $1 ($graphs)"
+    fi
+  fi
+done
 
 [ "$fails" = 0 ] || { echo "$fails failed"; exit 1; }
 echo "all passed"
