@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "kernels/contraction_fallback.h"
+#include "kernels/conv_single_tap.h"
 #include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_conv_plan.h"
@@ -32,8 +33,6 @@ namespace {
 
 using dnnl::memory;
 using onednn::Key;
-
-enum class ConvOp : int { Forward, BackpropInput, BackpropFilter };
 
 DType check_dtypes(const char* op, const TensorSpec& a, const char* an, const TensorSpec& b, const char* bn) {
   if (a.dtype != b.dtype)
@@ -198,6 +197,7 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1
     copy_strided(execute1(Prim::cast, std::span<const Tensor>(&dx, 1), Attrs{{"dtype", DType::Float32}}), out);
     return;
   }
+  if (single_tap_conv(op, g, in0, in1, out)) return;
   if (dt != DType::Float16 && dnnl_conv(op, g, in0, in1, out)) return;
   if (dt == DType::Float32) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
   Tensor a = onednn::to_float32(in0), b = onednn::to_float32(in1);

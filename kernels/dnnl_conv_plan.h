@@ -22,6 +22,9 @@
 
 namespace msl::kernels {
 
+// conv2d and its two gradients: (x, w) -> y, (dy, w) -> dx, (dy, x) -> dw.
+enum class ConvOp : int { Forward, BackpropInput, BackpropFilter };
+
 struct ConvGeom {
   int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, groups = 1;
   Window2d win;

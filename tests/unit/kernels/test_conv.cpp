@@ -241,6 +241,28 @@ TEST_CASE("conv2d at sizes where oneDNN uses its blocked and Winograd kernels") 
   check_all(rng, DType::Float64, same, {2, 16, 10, 12}, {24, 16, 3, 3});
 }
 
+TEST_CASE("conv2d of single pixels: one live tap, run as matrix products") {
+  std::mt19937 rng(23);
+  Conf same;  // the centre tap
+  same.padding = {1};
+  check_all(rng, DType::Float32, same, {32, 40, 1, 1}, {24, 40, 3, 3});
+  check_all(rng, DType::Float32, same, {3, 40, 1, 1}, {24, 40, 3, 3}, true);
+  Conf one;  // a 1x1 kernel: the weight gradient is the product itself
+  check_all(rng, DType::Float32, one, {5, 33, 1, 1}, {17, 33, 1, 1});
+  Conf dilated;  // tap (1, 1) of a dilated kernel
+  dilated.dh = dilated.dw = 2;
+  dilated.padding = {2};
+  check_all(rng, DType::Float32, dilated, {4, 16, 1, 1}, {8, 16, 3, 3});
+  Conf corner;  // top 2, bottom 0, left 0, right 2: tap (2, 0)
+  corner.padding = {2, 0, 0, 2};
+  corner.sh = corner.sw = 2;
+  check_all(rng, DType::Float32, corner, {2, 16, 1, 1}, {20, 16, 3, 3});
+  Conf grouped;  // groups stay with oneDNN
+  grouped.padding = {1};
+  grouped.groups = 2;
+  check_all(rng, DType::Float32, grouped, {2, 16, 1, 1}, {8, 8, 3, 3});
+}
+
 TEST_CASE("conv2d reuses its cached plans with new data, strides and thread counts") {
   std::mt19937 rng(29);
   Conf c;
