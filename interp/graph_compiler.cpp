@@ -564,12 +564,18 @@ const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
   Compiled c;
   c.fn = fn;
   c.nargs = nargs;
-  if (disk_cache_usable() && compiling_ == 0) {
+  prepare(c, true);
+  keep_.push_back(fn);
+  return cache_.emplace(key, std::move(c)).first->second;
+}
+
+void GraphCompiler::prepare(Compiled& c, bool deferrable) {
+  if (deferrable && disk_cache_usable() && compiling_ == 0) {
     // Lowering waits for the first call that misses the disk cache: a hit
     // needs only the fingerprint.
     last_times.clear();
     PhaseClock clock{last_times};
-    Fingerprint fp = fingerprint_of(I, fn);
+    Fingerprint fp = fingerprint_of(I, c.fn);
     clock.mark("fingerprint");
     if (fp.ok) {
       c.fingerprint = std::move(fp);
@@ -579,12 +585,11 @@ const Compiled& GraphCompiler::compile(const Value& fn, size_t nargs) {
     }
   }
   if (!c.fingerprint) {
-    Compiled b = build(fn, nargs);
-    b.fn = fn;
+    Compiled b = c.grad ? build_grad(c.grad, c.nargs) : build(c.fn, c.nargs);
+    b.fn = c.fn;
+    b.grad = c.grad;
     c = std::move(b);
   }
-  keep_.push_back(fn);
-  return cache_.emplace(key, std::move(c)).first->second;
 }
 
 const Compiled& GraphCompiler::built(const Compiled& c) {
@@ -598,7 +603,6 @@ const Compiled& GraphCompiler::built(const Compiled& c) {
   m.weights = std::move(b.weights);
   return c;
 }
-
 
 const Compiled& GraphCompiler::gradient(GradFunctionObj* gf, size_t nargs, bool lazy) {
   const GradSpec& s = gf->spec;
@@ -615,24 +619,7 @@ const Compiled& GraphCompiler::gradient(GradFunctionObj* gf, size_t nargs, bool 
   c.grad = gf;
   c.nargs = nargs;
   c.sens_param = s.sens_param;
-  if (lazy && !s.sens_param && disk_cache_usable() && compiling_ == 0) {
-    last_times.clear();
-    PhaseClock clock{last_times};
-    Fingerprint fp = fingerprint_of(I, c.fn);
-    clock.mark("fingerprint");
-    if (fp.ok) {
-      c.fingerprint = std::move(fp);
-      c.fingerprint_fresh = true;
-    } else {
-      cache_info("not cached on disk: the gradient's callable holds " + fp.why);
-    }
-  }
-  if (!c.fingerprint) {
-    Compiled b = build_grad(gf, nargs);
-    b.fn = c.fn;
-    b.grad = gf;
-    c = std::move(b);
-  }
+  prepare(c, lazy && !s.sens_param);
   keep_.push_back(Value::object(gf));  // keeps fn and the weights alive: their addresses are the key
   return grad_cache_.emplace(key.str(), std::move(c)).first->second;
 }

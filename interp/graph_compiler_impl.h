@@ -174,6 +174,10 @@ class GraphCompiler {
   friend struct Session;
   Compiled build(const Value& fn, size_t nargs);
   Compiled build_grad(GradFunctionObj* gf, size_t nargs);
+  // Builds c (fn, grad, nargs set) now, or, when `deferrable` and the disk
+  // cache is on outside another compilation, takes its fingerprint so that
+  // building waits for a call that misses the cache.
+  void prepare(Compiled& c, bool deferrable);
   // The gradient cache's entry for gf; `lazy` as in grad_entry.
   const Compiled& gradient(GradFunctionObj* gf, size_t nargs, bool lazy);
   // The runnable graph of `base` for these executor arguments' signature:
