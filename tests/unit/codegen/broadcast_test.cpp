@@ -15,18 +15,12 @@
 
 #include "jit/codegen/elementwise_jit.h"
 #include "kernels/parallel.h"
+#include "random_floats.h"
 
 using namespace msl::jit::codegen;
+using msl::jit::codegen::test::random_floats;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-3, 3);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // out0 = relu(x * scale + shift), out1 = out0 - x * s: x full, scale and
 // shift broadcast as `how`, s a tensor scalar.
