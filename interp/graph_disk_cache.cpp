@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 
@@ -57,13 +56,6 @@ std::string stdlib_stamp(const std::string& dir) {
   return jit::codegen::ObjectCache::hash(all);
 }
 
-template <class T>
-void put(std::string& s, T v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  s.append(b, sizeof(T));
-}
-
 }  // namespace
 
 GraphCacheStats graph_cache_stats() { return {g_compiled.load(), g_disk_hits.load()}; }
@@ -104,16 +96,12 @@ std::optional<GraphDiskCache::Entry> GraphDiskCache::load(ir::IrModule& m, const
     return std::nullopt;
   }
   std::string_view b = *payload;
-  uint32_t n = 0;
-  if (b.size() < 4) return *why = "truncated entry at byte 0", std::nullopt;
-  std::memcpy(&n, b.data(), 4);
-  if ((b.size() - 4) / 4 < n) return *why = "weight list past the end at byte 4", std::nullopt;
   Entry e;
-  e.weights.resize(n);
-  std::memcpy(e.weights.data(), b.data() + 4, size_t{n} * 4);
+  size_t pos = 0;
+  if (!jit::parse_index_list(b, pos, e.weights)) return *why = "weight list past the end at byte 0", std::nullopt;
   std::string error;
-  e.graph = jit::deserialize_graph(m, b.substr(4 + size_t{n} * 4), &error);
-  if (!e.graph) return *why = "graph bytes (after " + std::to_string(4 + size_t{n} * 4) + "): " + error, std::nullopt;
+  e.graph = jit::deserialize_graph(m, b.substr(pos), &error);
+  if (!e.graph) return *why = "graph bytes (after " + std::to_string(pos) + "): " + error, std::nullopt;
   return e;
 }
 
@@ -122,8 +110,7 @@ bool GraphDiskCache::store(const std::string& key, const ir::FuncGraph& g, const
   std::optional<std::string> bytes = jit::serialize_graph(g, why);
   if (!bytes) return false;
   std::string payload;
-  put<uint32_t>(payload, static_cast<uint32_t>(weights.size()));
-  for (uint32_t w : weights) put<uint32_t>(payload, w);
+  jit::write_index_list(payload, weights);
   payload += *bytes;
   if (payload.size() > jit::codegen::ObjectCache::kMaxEntryBytes) {
     *why = "the entry would be " + std::to_string(payload.size()) + " bytes";

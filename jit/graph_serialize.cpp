@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -66,16 +68,6 @@ void put_attr(std::string& s, const kernels::AttrValue& v) {
     put<uint8_t>(s, uint8_t(AttrTag::DType)), put<uint8_t>(s, static_cast<uint8_t>(std::get<kernels::DType>(v)));
 }
 
-// The number in FusedElementwise::name() ("fused_elementwise_3ops"): the
-// constructor's op count, which only names the node.
-size_t fused_ops(const FusedElementwise& f) {
-  std::string n = f.name();
-  size_t start = std::string_view("fused_elementwise_").size();
-  size_t ops = 0;
-  for (size_t i = start; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) ops = ops * 10 + size_t(n[i] - '0');
-  return ops;
-}
-
 bool put_const(std::string& s, const ConstValue& v, std::string* why) {
   if (std::holds_alternative<ir::NoneValue>(v))
     put<uint8_t>(s, uint8_t(Tag::None));
@@ -131,7 +123,7 @@ bool put_const(std::string& s, const ConstValue& v, std::string* why) {
     put_dims(s, fused->shape());
     put<uint32_t>(s, static_cast<uint32_t>(fused->sum_shapes().size()));
     for (const kernels::Dims& d : fused->sum_shapes()) put_dims(s, d);
-    put<uint64_t>(s, fused_ops(*fused));
+    put<uint64_t>(s, fused->ops());
   } else {
     if (why) *why = "it refers to the graph @" + std::get<FuncGraph*>(v)->name();
     return false;
@@ -193,28 +185,31 @@ bool get_loc(Reader& r, ir::IrModule& m, ir::Loc& loc) {
   return true;
 }
 
+// A bool, integer, float or string read into variant `v` (an attribute
+// or a constant).
+template <class T, class V>
+bool get_as(Reader& r, V& v) {
+  T x{};
+  if constexpr (std::is_same_v<T, bool>) {
+    uint8_t b = 0;
+    if (!r.get(b) || b > 1) return r.fail("bad bool");
+    x = b != 0;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!r.get_str(x)) return false;
+  } else {
+    if (!r.get(x)) return false;
+  }
+  v = std::move(x);
+  return true;
+}
+
 bool get_attr(Reader& r, kernels::AttrValue& v) {
   uint8_t tag = 0;
   if (!r.get(tag)) return false;
   switch (static_cast<AttrTag>(tag)) {
-    case AttrTag::Bool: {
-      uint8_t x = 0;
-      if (!r.get(x) || x > 1) return r.fail("bad bool");
-      v = x != 0;
-      return true;
-    }
-    case AttrTag::Int: {
-      int64_t x = 0;
-      if (!r.get(x)) return false;
-      v = x;
-      return true;
-    }
-    case AttrTag::Float: {
-      double x = 0;
-      if (!r.get(x)) return false;
-      v = x;
-      return true;
-    }
+    case AttrTag::Bool: return get_as<bool>(r, v);
+    case AttrTag::Int: return get_as<int64_t>(r, v);
+    case AttrTag::Float: return get_as<double>(r, v);
     case AttrTag::Ints: {
       uint32_t n = 0;
       if (!r.get(n)) return false;
@@ -224,12 +219,7 @@ bool get_attr(Reader& r, kernels::AttrValue& v) {
       v = std::move(xs);
       return true;
     }
-    case AttrTag::Str: {
-      std::string s;
-      if (!r.get_str(s)) return false;
-      v = std::move(s);
-      return true;
-    }
+    case AttrTag::Str: return get_as<std::string>(r, v);
     case AttrTag::DType: {
       uint8_t d = 0;
       if (!r.get(d) || d >= kernels::kNumDTypes) return r.fail("bad dtype");
@@ -269,30 +259,10 @@ bool get_const(Reader& r, ConstValue& v) {
   if (!r.get(tag)) return false;
   switch (static_cast<Tag>(tag)) {
     case Tag::None: v = ir::NoneValue{}; return true;
-    case Tag::Bool: {
-      uint8_t x = 0;
-      if (!r.get(x) || x > 1) return r.fail("bad bool");
-      v = x != 0;
-      return true;
-    }
-    case Tag::Int: {
-      int64_t x = 0;
-      if (!r.get(x)) return false;
-      v = x;
-      return true;
-    }
-    case Tag::Float: {
-      double x = 0;
-      if (!r.get(x)) return false;
-      v = x;
-      return true;
-    }
-    case Tag::Str: {
-      std::string s;
-      if (!r.get_str(s)) return false;
-      v = std::move(s);
-      return true;
-    }
+    case Tag::Bool: return get_as<bool>(r, v);
+    case Tag::Int: return get_as<int64_t>(r, v);
+    case Tag::Float: return get_as<double>(r, v);
+    case Tag::Str: return get_as<std::string>(r, v);
     case Tag::Tensor: {
       kernels::Tensor t;
       if (!get_tensor(r, t)) return false;
@@ -415,6 +385,22 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   return true;
 }
 
+void write_index_list(std::string& out, const std::vector<uint32_t>& v) {
+  put<uint32_t>(out, static_cast<uint32_t>(v.size()));
+  for (uint32_t x : v) put<uint32_t>(out, x);
+}
+
+bool parse_index_list(std::string_view bytes, size_t& pos, std::vector<uint32_t>& out) {
+  Reader r(bytes, pos);
+  uint32_t n = 0;
+  if (!r.get(n) || r.left() / sizeof(uint32_t) < n) return false;
+  std::vector<uint32_t> v(n);
+  for (uint32_t& x : v) r.get(x);
+  pos = r.pos;
+  out = std::move(v);
+  return true;
+}
+
 // ------------------------------------------------------------------- graphs
 
 std::optional<std::string> serialize_graph(const FuncGraph& g, std::string* why) {
@@ -432,32 +418,15 @@ std::optional<std::string> serialize_graph(const FuncGraph& g, std::string* why)
     put_str(s, p->name());
     put_loc(s, p->loc());
   }
-  // Nodes after their inputs (an explicit stack: a training step is deep).
+  // Nodes after their inputs: g's own in topological order; constants no
+  // graph owns where first used; anything of another graph is a free
+  // variable.
   std::string body;
   uint32_t count = 0;
-  std::vector<std::pair<const Node*, size_t>> stack{{g.output(), 0}};
-  while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (index.count(n)) {
-      stack.pop_back();
-      continue;
-    }
-    if (n->is_parameter()) {
-      if (why) *why = "it uses a parameter of another graph (a free variable)";
-      return std::nullopt;
-    }
-    if (n->is_apply() && n->graph() != &g) {
-      if (why) *why = "it uses a node of another graph (a free variable)";
-      return std::nullopt;
-    }
-    if (n->is_apply() && next < n->inputs().size()) {
-      const Node* in = n->inputs()[next++];
-      if (!index.count(in)) stack.emplace_back(in, 0);
-      continue;
-    }
+  auto emit = [&](const Node* n) -> bool {
     if (n->is_constant()) {
       put<uint8_t>(body, uint8_t(NodeTag::Constant));
-      if (!put_const(body, n->value(), why)) return std::nullopt;
+      if (!put_const(body, n->value(), why)) return false;
     } else {
       put<uint8_t>(body, uint8_t(NodeTag::Apply));
       put_str(body, n->name());
@@ -467,7 +436,26 @@ std::optional<std::string> serialize_graph(const FuncGraph& g, std::string* why)
     }
     index.emplace(n, static_cast<uint32_t>(index.size()));
     ++count;
-    stack.pop_back();
+    return true;
+  };
+  for (const Node* n : ir::topo_order(g)) {
+    if (index.count(n)) continue;  // a parameter
+    for (const Node* in : n->inputs()) {
+      if (index.count(in)) continue;
+      if (!in->is_constant() || in->graph()) {
+        if (why) *why = "it uses a node of another graph (a free variable)";
+        return std::nullopt;
+      }
+      if (!emit(in)) return std::nullopt;
+    }
+    if (!emit(n)) return std::nullopt;
+  }
+  if (!index.count(g.output())) {  // a constant output no graph owns
+    if (!g.output()->is_constant() || g.output()->graph()) {
+      if (why) *why = "its output is a node of another graph";
+      return std::nullopt;
+    }
+    if (!emit(g.output())) return std::nullopt;
   }
   put<uint32_t>(s, count);
   s += body;

@@ -39,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jit/codegen/elementwise_jit.h"
 #include "lang/ir/ir_module.h"
@@ -61,5 +62,12 @@ ir::FuncGraph* deserialize_graph(ir::IrModule& m, std::string_view bytes, std::s
 // malformed bytes (out-of-range operands, unknown ops, counts past the end).
 void write_ew_program(std::string& out, const codegen::EwProgram& p);
 bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& out);
+
+// A list of indices (u32 count, then the u32s) as bytes and back, for what
+// a cache entry stores beside a graph (its weights' positions).
+// parse_index_list reads at `pos` and advances it; false when the list runs
+// past the end.
+void write_index_list(std::string& out, const std::vector<uint32_t>& v);
+bool parse_index_list(std::string_view bytes, size_t& pos, std::vector<uint32_t>& out);
 
 }  // namespace msl::jit

@@ -64,6 +64,7 @@ class FusedElementwise final : public ir::HostObject {
                    std::vector<kernels::Dims> sum_shapes = {})
       : program_(std::move(program)), shape_(std::move(shape)), ops_(ops), sum_shapes_(std::move(sum_shapes)) {}
   std::string name() const override { return "fused_elementwise_" + std::to_string(ops_) + "ops"; }
+  size_t ops() const { return ops_; }  // primitives the cluster replaced (names the node)
   const codegen::EwProgram& program() const { return program_; }
   const kernels::Dims& shape() const { return shape_; }
   // The shapes of the program's sums' results (their keep_dims differ).

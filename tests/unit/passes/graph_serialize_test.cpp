@@ -154,6 +154,24 @@ TEST_CASE("an EwProgram's bytes (two outputs, a sum) read back field for field; 
   CHECK_FALSE(parse_ew_program(bad_bytes, pos, q));
 }
 
+TEST_CASE("an index list reads back, and a list running past the end is refused") {
+  std::string bytes = "head";
+  write_index_list(bytes, {7, 0, 4000000000u});
+  bytes += "tail";
+  size_t pos = 4;
+  std::vector<uint32_t> got;
+  REQUIRE(parse_index_list(bytes, pos, got));
+  CHECK(got == std::vector<uint32_t>{7, 0, 4000000000u});
+  CHECK(bytes.substr(pos) == "tail");
+  for (size_t cut = 4; cut < 4 + 4 + 12; ++cut) {
+    size_t at = 4;
+    std::vector<uint32_t> untouched{1};
+    CHECK_FALSE(parse_index_list(std::string_view(bytes).substr(0, cut), at, untouched));
+    CHECK(at == 4);
+    CHECK(untouched == std::vector<uint32_t>{1});
+  }
+}
+
 TEST_CASE("truncated or damaged bytes at every offset are an error, never a crash") {
   Fused f;
   std::optional<std::string> bytes = serialize_graph(*f.s.graph);
@@ -200,4 +218,20 @@ subgraph @inner(%para1_y) {
   std::string why;
   CHECK_FALSE(serialize_graph(*nested.g, &why));
   CHECK(why == "it refers to the graph @inner");
+
+  // A closure's body reads its parent's parameter: a free variable.
+  ir::IrModule m;
+  ir::IrParseResult r = ir::parse_ir(R"(subgraph @outer(%para1_x) {
+  %0 = @inner()
+  return(%0)
+}
+subgraph @inner() {
+  %0 = neg(@outer.%para1_x)
+  return(%0)
+}
+)", m, "t.ir");
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  why.clear();
+  CHECK_FALSE(serialize_graph(*r.graphs[1], &why));
+  CHECK(why == "it uses a node of another graph (a free variable)");
 }
