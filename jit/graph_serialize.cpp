@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -312,11 +313,6 @@ bool get_const(Reader& r, ConstValue& v) {
   return r.fail("unknown constant kind " + std::to_string(tag));
 }
 
-bool is_unary(codegen::EwOp op) {
-  using codegen::EwOp;
-  return op == EwOp::Neg || op == EwOp::Relu || op == EwOp::Exp || op == EwOp::Sigmoid || op == EwOp::Tanh;
-}
-
 }  // namespace
 
 // ----------------------------------------------------------- EwProgram I/O
@@ -345,40 +341,30 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   Reader r(bytes, pos);
   codegen::EwProgram p;
   uint32_t n = 0;
+  // Counts are checked against the bytes left before anything is sized by
+  // them; what the fields mean is validate_program's to check.
   if (!r.get(p.num_inputs) || p.num_inputs < 0 || !r.get(n)) return false;
-  if (r.left() / 16 < n || n > static_cast<uint32_t>(p.num_inputs)) return false;
+  if (r.left() / 16 < n) return false;
   p.indexing.resize(n);
-  for (codegen::EwIndexing& ix : p.indexing) {
-    r.get(ix.inner), r.get(ix.count);
-    if (ix.inner < 1 || ix.count < 0) return false;
-  }
-  if (!r.get(n) || r.left() / 17 < n || n > uint32_t(std::numeric_limits<int32_t>::max())) return false;
+  for (codegen::EwIndexing& ix : p.indexing) r.get(ix.inner), r.get(ix.count);
+  if (!r.get(n) || r.left() / 17 < n) return false;
   p.values.resize(n);
-  for (size_t i = 0; i < p.values.size(); ++i) {
-    codegen::EwValue& v = p.values[i];
+  for (codegen::EwValue& v : p.values) {
     uint8_t op = 0;
     r.get(op), r.get(v.a), r.get(v.b), r.get(v.input), r.get(v.constant);
     if (op > static_cast<uint8_t>(EwOp::Tanh)) return false;
     v.op = static_cast<EwOp>(op);
-    auto earlier = [&](int k) { return k >= 0 && static_cast<size_t>(k) < i; };
-    if (v.op == EwOp::Input) {
-      if (v.input < 0 || v.input >= p.num_inputs) return false;
-    } else if (v.op != EwOp::Const) {
-      if (!earlier(v.a) || (!is_unary(v.op) && !earlier(v.b))) return false;
-    }
   }
   if (!r.get(n) || r.left() / 4 < n) return false;
   p.outputs.resize(n);
-  for (int& o : p.outputs) {
-    r.get(o);
-    if (o < 0 || static_cast<size_t>(o) >= p.values.size()) return false;
-  }
+  for (int& o : p.outputs) r.get(o);
   if (!r.get(n) || r.left() / 20 < n) return false;
   p.reductions.resize(n);
-  for (codegen::EwReduction& red : p.reductions) {
-    r.get(red.value), r.get(red.how.inner), r.get(red.how.count);
-    if (red.value < 0 || static_cast<size_t>(red.value) >= p.values.size() || red.how.inner < 1 || red.how.count < 1)
-      return false;
+  for (codegen::EwReduction& red : p.reductions) r.get(red.value), r.get(red.how.inner), r.get(red.how.count);
+  try {
+    codegen::validate_program(p);
+  } catch (const std::invalid_argument&) {
+    return false;
   }
   pos = r.pos;
   out = std::move(p);

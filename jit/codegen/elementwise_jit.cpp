@@ -116,7 +116,9 @@ bool is_binary(EwOp op) {
          op == EwOp::Min || op == EwOp::ReluGrad;
 }
 
-void validate(const EwProgram& p) {
+}  // namespace
+
+void validate_program(const EwProgram& p) {
   if (p.values.empty() || (p.outputs.empty() && p.reductions.empty()))
     throw std::invalid_argument("elementwise program: no output value");
   for (int o : p.outputs)
@@ -146,8 +148,6 @@ void validate(const EwProgram& p) {
                                               i, op_name(v.op)));
   }
 }
-
-}  // namespace
 
 std::string EwProgram::text() const {
   std::string s = fmt::format("inputs {}\n", num_inputs);
@@ -549,7 +549,7 @@ std::string ElementwiseJit::target() const {
 }
 
 EwFunction ElementwiseJit::compile(const EwProgram& p) {
-  validate(p);
+  validate_program(p);
   std::string key = p.text();
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->cache.find(key);
@@ -578,7 +578,7 @@ void ElementwiseJit::run(EwFunction fn, const float* const* in, float* const* ou
 }
 
 std::string ElementwiseJit::llvm_ir(const EwProgram& p) {
-  validate(p);
+  validate_program(p);
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto [ctx, m] = impl_->module_for(p, "msl_fused");
   std::string s;

@@ -96,6 +96,11 @@ struct EwProgram {
   std::string text() const;
 };
 
+// Throws std::invalid_argument saying what is wrong when `p` is not a
+// program compile() takes: an output or a sum, operands defined before
+// their use, inputs, outputs and sums in range, one broadcast pattern.
+void validate_program(const EwProgram& p);
+
 // out[k][i] = output k of program(in[0][...], in[1][...], ...), i in
 // [begin, end), each input indexed as its EwIndexing says; then for sum r,
 // out[outputs.size() + r][(i / inner) % count] += its value at i (added to
