@@ -11,6 +11,7 @@
 
 #include "jit/passes/rewrite.h"
 #include "kernels/errors.h"
+#include "kernels/shape_util.h"
 #include "kernels/primitives.h"
 
 namespace msl::jit {
@@ -96,25 +97,6 @@ bool ew_op(const Node* n, EwOp& op) {
     case Prim::tanh: op = EwOp::Tanh; return true;
     default: return false;
   }
-}
-
-// A number or a float tensor constant whose elements are all equal (a
-// gradient's seed: broadcast to a shape, or folded into a tensor of ones),
-// as float32.
-bool float_constant(const Node* n, float& v) {
-  if (const ir::PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
-      p && p->prim == kernels::Prim::broadcast_to && n->num_args() == 1)
-    n = n->arg(0);
-  if (!n->is_constant()) return false;
-  const ir::ConstValue& c = n->value();
-  if (auto d = std::get_if<double>(&c)) return v = static_cast<float>(*d), true;
-  if (auto i = std::get_if<int64_t>(&c)) return v = static_cast<float>(*i), true;
-  auto t = std::get_if<kernels::Tensor>(&c);
-  if (!t || t->numel() < 1 || !kernels::is_floating(t->dtype())) return false;
-  double first = t->item_at(0);
-  for (int64_t i = 1; i < t->numel(); ++i)
-    if (double x = t->item_at(i); !(x == first)) return false;  // NaN: not uniform
-  return v = static_cast<float>(first), true;
 }
 
 // How a loop over `out` reads an operand of `shape` (see EwIndexing): full
@@ -203,12 +185,14 @@ class Fuser {
 
   bool fusible(const Node* n) const { return pattern(n).has_value(); }
 
-  // float_constant, remembered: a constant tensor is scanned once.
+  // A number or a float tensor constant whose elements are all equal
+  // (uniform_constant), as float32, remembered: a constant tensor is
+  // scanned once.
   bool constant(const Node* n, float& v) const {
     auto it = constants_.find(n);
     if (it == constants_.end()) {
-      float c;
-      it = constants_.emplace(n, float_constant(n, c) ? std::optional<float>(c) : std::nullopt).first;
+      std::optional<double> u = uniform_constant(n, true);
+      it = constants_.emplace(n, u ? std::optional<float>(static_cast<float>(*u)) : std::nullopt).first;
     }
     if (it->second) v = *it->second;
     return it->second.has_value();
@@ -257,12 +241,9 @@ class Fuser {
     std::vector<int64_t> axes;
     try {
       axes = p->attrs.get_ints("axes");
+      for (int64_t ax : axes) reduced[static_cast<size_t>(kernels::normalize_axis("reduce_sum", ax, rank))] = true;
     } catch (const kernels::ValueError&) {
       return std::nullopt;
-    }
-    for (int64_t ax : axes) {
-      if (ax < -rank || ax >= rank) return std::nullopt;
-      reduced[static_cast<size_t>(ax < 0 ? ax + rank : ax)] = true;
     }
     kernels::Dims kept;
     for (int d = 0; d < rank; ++d) kept.push_back(axes.empty() || reduced[static_cast<size_t>(d)] ? 1 : shape[d]);

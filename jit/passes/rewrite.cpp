@@ -16,6 +16,23 @@ bool is_effect(const Node* n) {
   return p && kernels::prim_def(p->prim).kind == kernels::PrimKind::InPlace;
 }
 
+std::optional<double> uniform_constant(const Node* n, bool floating_only) {
+  if (const PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
+      p && p->prim == kernels::Prim::broadcast_to && n->num_args() == 1)
+    n = n->arg(0);
+  if (!n->is_constant()) return std::nullopt;
+  const ConstValue& c = n->value();
+  if (auto d = std::get_if<double>(&c)) return *d;
+  if (auto i = std::get_if<int64_t>(&c)) return static_cast<double>(*i);
+  auto t = std::get_if<kernels::Tensor>(&c);
+  if (!t || !t->defined() || t->numel() < 1 || (floating_only && !kernels::is_floating(t->dtype())))
+    return std::nullopt;
+  double first = t->item_at(0);
+  for (int64_t i = 1; i < t->numel(); ++i)
+    if (double x = t->item_at(i); !(x == first)) return std::nullopt;
+  return first;
+}
+
 namespace {
 
 // One rebuilding walk; `all` collects every replacement made so far. A

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,13 @@ struct LocalUses {
   std::set<const ir::Node*> escapes;
 };
 LocalUses local_uses(const ir::FuncGraph& g, const std::vector<ir::Node*>& order);
+
+// The value every element of constant `n` equals, looking through a
+// broadcast_to of it (a gradient's seed): a number, or a tensor of at least
+// one element, all equal (a NaN among several elements equals nothing);
+// nullopt for anything else.
+// `floating_only` also refuses integer and bool tensors.
+std::optional<double> uniform_constant(const ir::Node* n, bool floating_only = false);
 
 // True for a node on the effect chain: an Apply of update_state, print or
 // depend, or of an InPlace kernel primitive (assign) — see lang/ir/node.h.

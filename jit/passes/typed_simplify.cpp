@@ -23,21 +23,6 @@ bool same_type(const AbsTensor* a, const AbsTensor* b) {
 
 const PrimRef* prim_of(const Node* n) { return n->is_apply() ? n->callee()->as_prim() : nullptr; }
 
-// A constant whose elements all equal v: a number, a tensor, or a tensor
-// broadcast from one (a gradient's seed).
-bool constant_equal_to(const Node* n, double v) {
-  if (const PrimRef* p = prim_of(n); p && p->prim == Prim::broadcast_to && n->num_args() == 1) n = n->arg(0);
-  if (!n->is_constant()) return false;
-  const ConstValue& c = n->value();
-  if (auto d = std::get_if<double>(&c)) return *d == v;
-  if (auto i = std::get_if<int64_t>(&c)) return static_cast<double>(*i) == v;
-  auto t = std::get_if<kernels::Tensor>(&c);
-  if (!t || !t->defined()) return false;
-  for (int64_t i = 0; i < t->numel(); ++i)
-    if (t->item_at(i) != v) return false;
-  return true;
-}
-
 // The rewrites of one walk over the graphs; `zeros` remembers the nodes
 // found (or made) to be all zeros, so a chain of them folds in one walk.
 class Simplifier {
@@ -52,9 +37,9 @@ class Simplifier {
 
  private:
   bool zero(const Node* n) const {
-    return n->is_call_of(IrOp::zeros_like) || zeros_.count(n) || constant_equal_to(n, 0.0);
+    return n->is_call_of(IrOp::zeros_like) || zeros_.count(n) || uniform_constant(n) == 0.0;
   }
-  bool one(const Node* n) const { return n->is_call_of(IrOp::ones_like) || constant_equal_to(n, 1.0); }
+  bool one(const Node* n) const { return n->is_call_of(IrOp::ones_like) || uniform_constant(n) == 1.0; }
 
   // n -> by, keeping track of zeros.
   void replace(Node* n, Node* by) {
