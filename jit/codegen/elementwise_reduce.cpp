@@ -109,9 +109,7 @@ void ElementwiseJit::run(EwFunction fn, const EwProgram& p, const float* const* 
     offset.push_back(per_chunk);
     per_chunk += (r.how.count + kPad - 1) / kPad * kPad;
   }
-  const int threads = kernels::num_threads();
-  const int64_t grain = kernels::kParallelGrain;
-  const int64_t chunks = n < grain || threads <= 1 ? 1 : std::min<int64_t>(threads, (n + grain - 1) / grain);
+  const int64_t chunks = kernels::parallel_chunks(n, kernels::kParallelGrain);
   std::vector<float> partial(static_cast<size_t>(chunks * per_chunk), 0.0f);
   auto run_chunk = [&](int64_t c) {
     std::vector<float*> arrays(out, out + outputs);
