@@ -17,12 +17,17 @@
 // consumes. The moving averages (with the unbiased variance) are composed
 // above this layer. training=false uses the given mean/var and returns
 // copies of them, so the primitive has three outputs in both modes.
+//
+// With a `layout` attribute (blocked_layout.h) x, dy and the data results
+// are channel-blocked rank-5 tensors: oneDNN runs on them as nChw16c /
+// nChw8c with no reorder at all; the float64 loops run on plain copies.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "kernels/blocked_layout.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
@@ -99,7 +104,8 @@ onednn::PrimitiveCache<BnPlan>& bn_plans() {
   return *c;
 }
 
-std::shared_ptr<BnPlan> make_plan(BnOp op, const Dims& dims, DType dt, float eps) {
+// `block` > 0: the data is already blocked nChw{block}c ([N, C, H, W] dims).
+std::shared_ptr<BnPlan> make_plan(BnOp op, const Dims& dims, DType dt, float eps, int64_t block) {
   auto plan = std::make_shared<BnPlan>();
   auto ddt = onednn::dnnl_type(dt);
   memory::dims md_dims(dims.begin(), dims.end());
@@ -110,7 +116,8 @@ std::shared_ptr<BnPlan> make_plan(BnOp op, const Dims& dims, DType dt, float eps
   // extent channels-last is the same memory as NCHW, so nothing moves.
   memory::desc user = onednn::plain_md(dims, ddt);
   memory::desc data =
-      spatial == 1 ? memory::desc(md_dims, ddt, five ? memory::format_tag::ndhwc : memory::format_tag::nhwc)
+      block         ? onednn::blocked_md(dims, block, ddt)
+      : spatial == 1 ? memory::desc(md_dims, ddt, five ? memory::format_tag::ndhwc : memory::format_tag::nhwc)
                    : memory::desc(md_dims, ddt, five ? memory::format_tag::nCdhw16c : memory::format_tag::nChw16c);
   memory::desc param = onednn::plain_md(Dims{dims[1]}, memory::data_type::f32);
   using F = dnnl::normalization_flags;
@@ -138,7 +145,7 @@ std::shared_ptr<BnPlan> make_plan(BnOp op, const Dims& dims, DType dt, float eps
     for (memory* m : {&plan->scale, &plan->shift, &plan->mean, &plan->var, &plan->diff_scale, &plan->diff_shift})
       *m = onednn::unbound(param);
     onednn::ScratchLayout layout;
-    if (spatial != 1) {
+    if (spatial != 1 && !block) {
       plan->reordered = true;
       plan->user_in = onednn::unbound(user);
       plan->user_out = onednn::unbound(user);
@@ -158,14 +165,14 @@ std::shared_ptr<BnPlan> make_plan(BnOp op, const Dims& dims, DType dt, float eps
   return plan;
 }
 
-std::shared_ptr<BnPlan> plan_for(BnOp op, const Dims& dims, DType dt, double eps) {
+std::shared_ptr<BnPlan> plan_for(BnOp op, const Dims& dims, DType dt, double eps, int64_t block) {
   Key key;
-  key.add(int64_t(op)).add(int64_t(dt)).add(onednn::thread_count()).add(dims);
+  key.add(int64_t(op)).add(int64_t(dt)).add(onednn::thread_count()).add(dims).add(block);
   float e = static_cast<float>(eps);
   int32_t bits;
   std::memcpy(&bits, &e, 4);
   key.add(bits);
-  return bn_plans().get(key, [&] { return make_plan(op, dims, dt, e); });
+  return bn_plans().get(key, [&] { return make_plan(op, dims, dt, e, block); });
 }
 
 // Float32 copies of the [C] parameters, side by side in one scratch buffer.
@@ -203,11 +210,12 @@ void finish_output(BnPlan& plan, const memory& inner, const Tensor& t) {
 
 // Forward through oneDNN; x and y are float32 or bfloat16. False when
 // oneDNN has no fast kernel for the dtype.
+// block > 0: x and y are blocked.
 bool dnnl_forward(bool training, const Tensor& x, const Tensor* in, double eps, std::span<Tensor> out,
-                  const Tensor& y) {
-  Dims dims = dnnl_dims(x.shape());
+                  const Tensor& y, int64_t block) {
+  Dims dims = block ? logical_shape("batch_norm", "x", x.shape(), block, false) : dnnl_dims(x.shape());
   onednn::SerialScope serial(x.numel() < onednn::kSerialElements);
-  auto plan = plan_for(training ? BnOp::Training : BnOp::Inference, dims, x.dtype(), eps);
+  auto plan = plan_for(training ? BnOp::Training : BnOp::Inference, dims, x.dtype(), eps, block);
   if (!plan->supported) return false;
   int64_t c = dims[1];
   Tensor xc = x.contiguous();
@@ -240,10 +248,10 @@ bool dnnl_forward(bool training, const Tensor& x, const Tensor* in, double eps, 
 
 // Backward through oneDNN; dy, x and dx are float32 or bfloat16.
 bool dnnl_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& var,
-                   double eps, const Tensor& dx, std::span<Tensor> out) {
-  Dims dims = dnnl_dims(x.shape());
+                   double eps, const Tensor& dx, std::span<Tensor> out, int64_t block) {
+  Dims dims = block ? logical_shape("batch_norm_grad", "x", x.shape(), block, false) : dnnl_dims(x.shape());
   onednn::SerialScope serial(x.numel() < onednn::kSerialElements);
-  auto plan = plan_for(BnOp::Backward, dims, x.dtype(), eps);
+  auto plan = plan_for(BnOp::Backward, dims, x.dtype(), eps, block);
   if (!plan->supported) return false;
   int64_t c = dims[1];
   Tensor xc = x.contiguous(), dyc = dy.contiguous();
@@ -370,15 +378,27 @@ void backward_f64(const Tensor* in, double eps, std::span<Tensor> out) {
 
 }  // namespace
 
+namespace {
+
+// x's logical shape: with a layout, x must be blocked (rank 5).
+TensorSpec logical_spec(const char* op, const TensorSpec& x, int64_t block) {
+  if (!block) return x;
+  return TensorSpec{x.dtype, logical_shape(op, "x", x.shape, block, false)};
+}
+
+}  // namespace
+
 void infer_batch_norm(const InferArgs& args) {
   const char* op = "batch_norm";
-  check_inputs(op, args.in[0], args.in.subspan(1), kParamNames);
+  int64_t block = layout_block(op, args.attrs);
+  TensorSpec x = logical_spec(op, args.in[0], block);
+  check_inputs(op, x, args.in.subspan(1), kParamNames);
   epsilon_attr(op, args.attrs);
-  const Dims& xs = args.in[0].shape;
+  const Dims& xs = x.shape;
   Layout l = layout_of(xs);
   if (args.attrs.get_bool("training") && l.c > 0 && l.n * l.s == 0)
     throw ValueError(fmt::format("{}: training needs at least one value per channel, got an input {}", op, xs.str()));
-  args.out[0] = TensorSpec{args.in[0].dtype, xs};
+  args.out[0] = args.in[0];
   args.out[1] = TensorSpec{args.in[3].dtype, Dims{xs[1]}};
   args.out[2] = TensorSpec{args.in[4].dtype, Dims{xs[1]}};
 }
@@ -386,6 +406,7 @@ void infer_batch_norm(const InferArgs& args) {
 void cpu_batch_norm(const KernelArgs& args) {
   bool training = args.attrs.get_bool("training");
   double eps = epsilon_attr("batch_norm", args.attrs);
+  int64_t block = layout_block("batch_norm", args.attrs);
   const Tensor* in = args.in.data();
   if (!training) {
     copy_strided(in[3], args.out[1]);
@@ -393,12 +414,20 @@ void cpu_batch_norm(const KernelArgs& args) {
   }
   if (args.out[0].numel() == 0) return;
   DType dt = in[0].dtype();
-  if (dt == DType::Float64) return forward_f64(training, in, eps, args.out);
-  if (dt != DType::Float16 && dnnl_forward(training, in[0], in, eps, args.out, args.out[0])) return;
+  if (dt == DType::Float64) {
+    if (!block) return forward_f64(training, in, eps, args.out);
+    // The loops run on NCHW: plain copies in and out.
+    Tensor plain_in[5] = {unblock(in[0]), in[1], in[2], in[3], in[4]};
+    Tensor plain_out[3] = {Tensor(dt, plain_in[0].shape()), args.out[1], args.out[2]};
+    forward_f64(training, plain_in, eps, plain_out);
+    return block_into(plain_out[0], args.out[0]);
+  }
+  if (dt != DType::Float16 && dnnl_forward(training, in[0], in, eps, args.out, args.out[0], block)) return;
   if (dt == DType::Float32) throw KernelError("batch_norm: oneDNN has no float32 kernel for this input");
+  // float32 copies keep the layout: the conversion is elementwise.
   Tensor x32 = onednn::to_float32(in[0]);
   Tensor y32(DType::Float32, x32.shape());
-  if (!dnnl_forward(training, x32, in, eps, args.out, y32))
+  if (!dnnl_forward(training, x32, in, eps, args.out, y32, block))
     throw KernelError("batch_norm: oneDNN has no float32 kernel for this input");
   onednn::convert_from_float32(y32.data<float>(), args.out[0]);
 }
@@ -406,22 +435,24 @@ void cpu_batch_norm(const KernelArgs& args) {
 void infer_batch_norm_grad(const InferArgs& args) {
   const char* op = "batch_norm_grad";
   static constexpr const char* names[] = {"gamma", "saved_mean", "saved_var"};
+  int64_t block = layout_block(op, args.attrs);
   const TensorSpec& dy = args.in[0];
-  const TensorSpec& x = args.in[1];
+  TensorSpec x = logical_spec(op, args.in[1], block);
   check_inputs(op, x, args.in.subspan(2), names);
   if (dy.dtype != x.dtype)
     throw DTypeError(fmt::format("{}: dy and x dtypes differ: {} and {}", op, dtype_display_name(dy.dtype),
                                  dtype_display_name(x.dtype)));
-  if (dy.shape != x.shape)
-    throw ShapeError(fmt::format("{}: dy has shape {} but x has shape {}", op, dy.shape.str(), x.shape.str()));
+  if (dy.shape != args.in[1].shape)
+    throw ShapeError(fmt::format("{}: dy has shape {} but x has shape {}", op, dy.shape.str(), args.in[1].shape.str()));
   epsilon_attr(op, args.attrs);
-  args.out[0] = TensorSpec{x.dtype, x.shape};
+  args.out[0] = args.in[1];
   args.out[1] = TensorSpec{args.in[2].dtype, Dims{x.shape[1]}};
   args.out[2] = TensorSpec{args.in[2].dtype, Dims{x.shape[1]}};
 }
 
 void cpu_batch_norm_grad(const KernelArgs& args) {
   double eps = epsilon_attr("batch_norm_grad", args.attrs);
+  int64_t block = layout_block("batch_norm_grad", args.attrs);
   const Tensor* in = args.in.data();
   if (args.out[0].numel() == 0) {
     // No values: the parameter gradients are empty sums.
@@ -429,12 +460,19 @@ void cpu_batch_norm_grad(const KernelArgs& args) {
     return;
   }
   DType dt = in[1].dtype();
-  if (dt == DType::Float64) return backward_f64(in, eps, args.out);
-  if (dt != DType::Float16 && dnnl_backward(in[0], in[1], in[2], in[3], in[4], eps, args.out[0], args.out)) return;
+  if (dt == DType::Float64) {
+    if (!block) return backward_f64(in, eps, args.out);
+    Tensor plain_in[5] = {unblock(in[0]), unblock(in[1]), in[2], in[3], in[4]};
+    Tensor plain_out[3] = {Tensor(dt, plain_in[1].shape()), args.out[1], args.out[2]};
+    backward_f64(plain_in, eps, plain_out);
+    return block_into(plain_out[0], args.out[0]);
+  }
+  if (dt != DType::Float16 && dnnl_backward(in[0], in[1], in[2], in[3], in[4], eps, args.out[0], args.out, block))
+    return;
   if (dt == DType::Float32) throw KernelError("batch_norm_grad: oneDNN has no float32 kernel for this input");
   Tensor dy32 = onednn::to_float32(in[0]), x32 = onednn::to_float32(in[1]);
   Tensor dx32(DType::Float32, x32.shape());
-  if (!dnnl_backward(dy32, x32, in[2], in[3], in[4], eps, dx32, args.out))
+  if (!dnnl_backward(dy32, x32, in[2], in[3], in[4], eps, dx32, args.out, block))
     throw KernelError("batch_norm_grad: oneDNN has no float32 kernel for this input");
   onednn::convert_from_float32(dx32.data<float>(), args.out[0]);
 }

@@ -14,10 +14,19 @@
 // carry the input strides, so a strided input costs no extra copy. The plan
 // (primitive, reorders, scratch layout) is cached per configuration; the
 // reordered weights are not, as weights change every step.
+//
+// With a `layout` attribute (blocked_layout.h) activations may arrive and
+// always leave channel-blocked. Blocked operands are described to oneDNN as
+// nChw16c / nChw8c, and the primitive is created with that tag for them
+// (format_tag::any for weights and plain operands), so when the primitive
+// takes the layout (JIT kernels do) nothing is reordered; if creation fails
+// or lands on a reference kernel, format_tag::any and the plan's reorders
+// take over. The other paths run on plain temporaries (run_conv).
 #include <fmt/format.h>
 
 #include <cstring>
 
+#include "kernels/blocked_layout.h"
 #include "kernels/contraction_fallback.h"
 #include "kernels/conv_single_tap.h"
 #include "kernels/conv_few_channels.h"
@@ -74,87 +83,140 @@ onednn::PrimitiveCache<ConvPlan>& conv_plans() {
   return *c;
 }
 
-std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, const Tensor& in0, const Tensor& in1) {
+// The block size (0: plain) of each of run_conv's operands (in0, in1, out).
+struct Blocking {
+  int64_t b[3] = {0, 0, 0};
+  bool any() const { return b[0] || b[1] || b[2]; }
+};
+
+// The primitive and the layouts it works in, for given activation descriptors.
+struct Created {
+  dnnl::primitive prim;
+  memory::desc inner[3], scratch;
+  bool reference = false;
+};
+
+// Creates op's primitive with activation descriptors x_md and y_md (logical
+// dims, a format tag or any); throws dnnl::error where oneDNN has none.
+Created create_primitive(ConvOp op, const ConvGeom& g, const memory::desc& x_md, const memory::desc& w_md,
+                         const memory::desc& y_md) {
+  memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
+  memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
+  const auto alg = onednn::conv_algorithm(g);
+  auto attr = onednn::user_scratchpad_attr();
+  Created c;
+  dnnl::convolution_forward::primitive_desc fwd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_md, w_md, y_md, strides, dil, pad_l,
+                                      pad_r),
+      attr, onednn::engine());
+  const dnnl::primitive_desc* pd = &fwd;
+  dnnl::convolution_backward_data::primitive_desc bwd_data;
+  dnnl::convolution_backward_weights::primitive_desc bwd_weights;
+  switch (op) {
+    case ConvOp::Forward:
+      c.inner[0] = fwd.src_desc(), c.inner[1] = fwd.weights_desc(), c.inner[2] = fwd.dst_desc();
+      c.prim = dnnl::convolution_forward(fwd);
+      break;
+    case ConvOp::BackpropInput:
+      bwd_data = dnnl::convolution_backward_data::primitive_desc(
+          dnnl::convolution_backward_data::desc(alg, x_md, w_md, y_md, strides, dil, pad_l, pad_r), attr,
+          onednn::engine(), fwd);
+      c.inner[0] = bwd_data.diff_dst_desc(), c.inner[1] = bwd_data.weights_desc(), c.inner[2] = bwd_data.diff_src_desc();
+      c.prim = dnnl::convolution_backward_data(bwd_data);
+      pd = &bwd_data;
+      break;
+    case ConvOp::BackpropFilter:
+      bwd_weights = dnnl::convolution_backward_weights::primitive_desc(
+          dnnl::convolution_backward_weights::desc(alg, x_md, w_md, y_md, strides, dil, pad_l, pad_r), attr,
+          onednn::engine(), fwd);
+      c.inner[0] = bwd_weights.diff_dst_desc(), c.inner[1] = bwd_weights.src_desc();
+      c.inner[2] = bwd_weights.diff_weights_desc();
+      c.prim = dnnl::convolution_backward_weights(bwd_weights);
+      pd = &bwd_weights;
+      break;
+  }
+  c.reference = onednn::is_reference(*pd);
+  c.scratch = pd->scratchpad_desc();
+  return c;
+}
+
+// Which of the operands (in0, in1, out) of `op` is x and which y.
+int x_operand(ConvOp op) { return op == ConvOp::Forward ? 0 : op == ConvOp::BackpropInput ? 2 : 1; }
+int y_operand(ConvOp op) { return op == ConvOp::Forward ? 2 : 0; }
+
+std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, const Tensor& in0, const Tensor& in1,
+                                    const Blocking& bl) {
   auto plan = std::make_shared<ConvPlan>();
   auto ddt = onednn::dnnl_type(dt);
   Dims xs = g.x_shape(), ys = g.y_shape(), ws = g.w_shape();
   Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
   memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt), w_any = onednn::any_md(wd, ddt);
-  memory::dims strides{g.win.sh, g.win.sw}, dil{g.win.dh - 1, g.win.dw - 1};
-  memory::dims pad_l{g.win.pt, g.win.pl}, pad_r{g.win.pb, g.win.pr};
-  const auto alg = onednn::conv_algorithm(g);
-  auto attr = onednn::user_scratchpad_attr();
-  memory::desc inner[3], scratch_md;
-  try {
-    dnnl::convolution_forward::primitive_desc fwd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_any, w_any, y_any, strides, dil,
-                                        pad_l, pad_r),
-        attr, onednn::engine());
-    const dnnl::primitive_desc* pd = &fwd;
-    dnnl::convolution_backward_data::primitive_desc bwd_data;
-    dnnl::convolution_backward_weights::primitive_desc bwd_weights;
-    switch (op) {
-      case ConvOp::Forward:
-        inner[0] = fwd.src_desc(), inner[1] = fwd.weights_desc(), inner[2] = fwd.dst_desc();
-        plan->prim = dnnl::convolution_forward(fwd);
-        break;
-      case ConvOp::BackpropInput:
-        bwd_data = dnnl::convolution_backward_data::primitive_desc(
-            dnnl::convolution_backward_data::desc(alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r), attr,
-            onednn::engine(), fwd);
-        inner[0] = bwd_data.diff_dst_desc(), inner[1] = bwd_data.weights_desc(), inner[2] = bwd_data.diff_src_desc();
-        plan->prim = dnnl::convolution_backward_data(bwd_data);
-        pd = &bwd_data;
-        break;
-      case ConvOp::BackpropFilter:
-        bwd_weights = dnnl::convolution_backward_weights::primitive_desc(
-            dnnl::convolution_backward_weights::desc(alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r), attr,
-            onednn::engine(), fwd);
-        inner[0] = bwd_weights.diff_dst_desc(), inner[1] = bwd_weights.src_desc();
-        inner[2] = bwd_weights.diff_weights_desc();
-        plan->prim = dnnl::convolution_backward_weights(bwd_weights);
-        pd = &bwd_weights;
-        break;
+  int64_t xb = bl.b[x_operand(op)], yb = bl.b[y_operand(op)];
+  memory::desc x_blk = xb ? onednn::blocked_md(xs, xb, ddt) : x_any;
+  memory::desc y_blk = yb ? onednn::blocked_md(ys, yb, ddt) : y_any;
+  Created c;
+  bool created = false;
+  if (bl.any()) {
+    // The blocked layouts themselves, so that no activation is reordered;
+    // a reference kernel is slower than the reorders of the any path.
+    try {
+      c = create_primitive(op, g, x_blk, w_any, y_blk);
+      created = !c.reference;
+    } catch (const dnnl::error&) {
     }
-    // bfloat16 on a CPU without its kernels lands on the reference code:
-    // converting to float32 is faster.
-    if (dt != DType::Float32 && onednn::is_reference(*pd)) return plan;
-    scratch_md = pd->scratchpad_desc();
-  } catch (const dnnl::error&) {
-    return plan;  // not implemented for this dtype here
   }
-  // User-side descriptors: the actual input strides, contiguous outputs.
+  if (!created) {
+    try {
+      c = create_primitive(op, g, x_any, w_any, y_any);
+    } catch (const dnnl::error&) {
+      return plan;  // not implemented for this dtype here
+    }
+  }
+  // bfloat16 on a CPU without its kernels lands on the reference code:
+  // converting to float32 is faster.
+  if (dt != DType::Float32 && c.reference) return plan;
+  plan->prim = c.prim;
+  // User-side descriptors: the actual input strides (blocked operands are
+  // contiguous), contiguous outputs.
   memory::desc user[3];
+  auto activation = [&](int i, const Dims& logical, const Tensor* t) {
+    if (bl.b[i]) return onednn::blocked_md(logical, bl.b[i], ddt);
+    return t ? onednn::strided_md(logical, t->strides(), ddt) : onednn::plain_md(logical, ddt);
+  };
   switch (op) {
     case ConvOp::Forward:
-      user[0] = onednn::strided_md(xs, in0.strides(), ddt);
+      user[0] = activation(0, xs, &in0);
       user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
-      user[2] = onednn::plain_md(ys, ddt);
+      user[2] = activation(2, ys, nullptr);
       break;
     case ConvOp::BackpropInput:
-      user[0] = onednn::strided_md(ys, in0.strides(), ddt);
+      user[0] = activation(0, ys, &in0);
       user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
-      user[2] = onednn::plain_md(xs, ddt);
+      user[2] = activation(2, xs, nullptr);
       break;
     case ConvOp::BackpropFilter:
-      user[0] = onednn::strided_md(ys, in0.strides(), ddt);
-      user[1] = onednn::strided_md(xs, in1.strides(), ddt);
+      user[0] = activation(0, ys, &in0);
+      user[1] = activation(1, xs, &in1);
       user[2] = onednn::conv_weights_md(ws, contiguous_strides(ws), g.groups, ddt);
       break;
   }
-  plan->plan_operands(user, inner, scratch_md);
+  plan->plan_operands(user, c.inner, c.scratch);
   plan->supported = true;
   return plan;
 }
 
-bool dnnl_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_any, const Tensor& in1_any, const Tensor& out) {
-  Tensor in0 = onednn::with_positive_strides(in0_any), in1 = onednn::with_positive_strides(in1_any);
+bool dnnl_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_any, const Tensor& in1_any, const Tensor& out,
+               const Blocking& bl) {
+  // oneDNN's blocked descriptors are dense: a strided blocked input is copied.
+  Tensor in0 = bl.b[0] ? in0_any.contiguous() : onednn::with_positive_strides(in0_any);
+  Tensor in1 = bl.b[1] ? in1_any.contiguous() : onednn::with_positive_strides(in1_any);
   double macs = double(g.n * g.o) * double(g.win.ho * g.win.wo) * double(g.c / g.groups * g.kh * g.kw);
   onednn::SerialScope serial(macs < double(onednn::kSerialMacs));
   Key key;
   key.add(int64_t(op)).add(int64_t(out.dtype())).add(onednn::thread_count());
+  key.add(bl.b[0]).add(bl.b[1]).add(bl.b[2]);
   onednn::add_conv_geometry(key, g).add(in0.strides()).add(in1.strides());
-  auto plan = conv_plans().get(key, [&] { return make_plan(op, g, out.dtype(), in0, in1); });
+  auto plan = conv_plans().get(key, [&] { return make_plan(op, g, out.dtype(), in0, in1, bl); });
   if (!plan->supported) return false;
   onednn::Scratch scratch(plan->scratch_bytes);
   std::lock_guard<std::mutex> lock(plan->mu);
@@ -167,14 +229,43 @@ bool dnnl_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_any, const Tensor
   return true;
 }
 
-void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1, const Tensor& out) {
-  if (out.numel() == 0) return;
+// A contiguous blocked tensor of a single pixel seen as the plain tensor
+// it equals: with H = W = 1, (n*(C/b) + c/b)*b + c%b is n*C + c.
+Tensor pixel_as_plain(const Tensor& blocked) {
+  Tensor t = blocked.contiguous();
+  Dims shape{t.dim(0), t.dim(1) * t.dim(4), 1, 1};
+  return Tensor::view(t, shape, contiguous_strides(shape), t.offset());
+}
+
+void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_arg, const Tensor& in1_arg, const Tensor& out_arg,
+              Blocking bl = {}) {
+  if (out_arg.numel() == 0) return;
   // An empty operand leaves every output element an empty sum.
-  if (in0.numel() == 0 || in1.numel() == 0) {
-    std::memset(out.raw(), 0, out.nbytes());
+  if (in0_arg.numel() == 0 || in1_arg.numel() == 0) {
+    std::memset(out_arg.raw(), 0, out_arg.nbytes());
     return;
   }
+  Tensor in0 = in0_arg, in1 = in1_arg, out = out_arg;
+  if (bl.any() && g.h == 1 && g.w == 1 && g.win.ho == 1 && g.win.wo == 1) {
+    // Single pixels: blocked memory is plain memory (the output, a fresh
+    // contiguous tensor, is written through the view).
+    if (bl.b[0]) in0 = pixel_as_plain(in0);
+    if (bl.b[1]) in1 = pixel_as_plain(in1);
+    if (bl.b[2]) out = pixel_as_plain(out);
+    bl = Blocking{};
+  }
   DType dt = out.dtype();
+  bool few_channels = dt == DType::Float32 && op == ConvOp::Forward &&
+                      few_channel_conv_applies(g.x_shape(), g.w_shape(), g.win, g.groups);
+  bool small_backprop_input = dt == DType::Float32 && op == ConvOp::BackpropInput && g.c / g.groups < 4;
+  if (bl.any() && (dt == DType::Float64 || few_channels || small_backprop_input)) {
+    // Paths without blocked kernels run on plain copies.
+    Tensor a = bl.b[0] ? unblock(in0) : in0, b = bl.b[1] ? unblock(in1) : in1;
+    Tensor o = bl.b[2] ? Tensor(dt, op == ConvOp::Forward ? g.y_shape() : g.x_shape()) : out;
+    run_conv(op, g, a, b, o);
+    if (bl.b[2]) block_into(o, out);
+    return;
+  }
   if (dt == DType::Float64) {
     switch (op) {
       case ConvOp::Forward: fallback::conv2d_f64(in0, in1, g.win, g.groups, out); break;
@@ -183,9 +274,8 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1
     }
     return;
   }
-  if (dt == DType::Float32 && op == ConvOp::Forward && few_channel_conv_applies(in0.shape(), in1.shape(), g.win, g.groups))
-    return few_channel_conv2d(in0, in1, g.win, out);
-  if (dt == DType::Float32 && op == ConvOp::BackpropInput && g.c / g.groups < 4) {
+  if (few_channels) return few_channel_conv2d(in0, in1, g.win, out);
+  if (small_backprop_input) {
     // oneDNN pads a handful of input channels to its 16-channel blocks and
     // its backward-data kernel then runs 10-15x slower than the forward (a
     // LeNet's first layer: 3.2 ms against 0.3 ms); the im2col fallback in
@@ -198,53 +288,94 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1
     return;
   }
   if (single_tap_conv(op, g, in0, in1, out)) return;
-  if (dt != DType::Float16 && dnnl_conv(op, g, in0, in1, out)) return;
+  if (dt != DType::Float16 && dnnl_conv(op, g, in0, in1, out, bl)) return;
   if (dt == DType::Float32) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
   Tensor a = onednn::to_float32(in0), b = onednn::to_float32(in1);
   Tensor o(DType::Float32, out.shape());
-  if (!dnnl_conv(op, g, a, b, o)) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
+  if (!dnnl_conv(op, g, a, b, o, bl)) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
   onednn::convert_from_float32(o.data<float>(), out);
+}
+
+}  // namespace
+
+namespace {
+
+// A call's geometry (from the logical shapes), its operands' blocking and
+// its result's shape.
+struct Call {
+  ConvGeom g;
+  Blocking bl;
+  Dims out_shape;
+};
+
+// The logical shape of an activation operand, noting its block in bl.b[i].
+Dims activation(const char* op, const char* what, const Dims& shape, int64_t block, Blocking& bl, int i) {
+  if (!block) return shape;
+  bl.b[i] = shape.size() == 5 ? block : 0;
+  return logical_shape(op, what, shape, block, true);
+}
+
+Call forward_call(const Attrs& attrs, const Dims& x, const Dims& w) {
+  const char* op = "conv2d";
+  int64_t block = layout_block(op, attrs);
+  Call c;
+  c.g = conv_geometry(op, activation(op, "input", x, block, c.bl, 0), w, attrs);
+  c.out_shape = c.g.y_shape();
+  if (block) c.out_shape = blocked_shape(op, "output", c.out_shape, block), c.bl.b[2] = block;
+  return c;
+}
+
+Call backprop_input_call(const Attrs& attrs, const Dims& dy, const Dims& w) {
+  const char* op = "conv2d_backprop_input";
+  int64_t block = layout_block(op, attrs);
+  Call c;
+  c.g = conv_geometry(op, shape_attr(op, attrs, "input_shape"), w, attrs);
+  check_dy(op, activation(op, "dy", dy, block, c.bl, 0), c.g);
+  c.out_shape = c.g.x_shape();
+  if (block) c.out_shape = blocked_shape(op, "dx", c.out_shape, block), c.bl.b[2] = block;
+  return c;
+}
+
+Call backprop_filter_call(const Attrs& attrs, const Dims& dy, const Dims& x) {
+  const char* op = "conv2d_backprop_filter";
+  int64_t block = layout_block(op, attrs);
+  Call c;
+  c.g = conv_geometry(op, activation(op, "input", x, block, c.bl, 1), shape_attr(op, attrs, "filter_shape"), attrs);
+  check_dy(op, activation(op, "dy", dy, block, c.bl, 0), c.g);
+  c.out_shape = c.g.w_shape();
+  return c;
 }
 
 }  // namespace
 
 void infer_conv2d(const InferArgs& args) {
   DType dt = check_dtypes("conv2d", args.in[0], "input", args.in[1], "weight");
-  ConvGeom g = conv_geometry("conv2d", args.in[0].shape, args.in[1].shape, args.attrs);
-  args.out[0] = TensorSpec{dt, g.y_shape()};
+  args.out[0] = TensorSpec{dt, forward_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 
 void cpu_conv2d(const KernelArgs& args) {
-  ConvGeom g = conv_geometry("conv2d", args.in[0].shape(), args.in[1].shape(), args.attrs);
-  run_conv(ConvOp::Forward, g, args.in[0], args.in[1], args.out[0]);
+  Call c = forward_call(args.attrs, args.in[0].shape(), args.in[1].shape());
+  run_conv(ConvOp::Forward, c.g, args.in[0], args.in[1], args.out[0], c.bl);
 }
 
 void infer_conv2d_backprop_input(const InferArgs& args) {
-  const char* op = "conv2d_backprop_input";
-  DType dt = check_dtypes(op, args.in[0], "dy", args.in[1], "weight");
-  ConvGeom g = conv_geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape, args.attrs);
-  check_dy(op, args.in[0].shape, g);
-  args.out[0] = TensorSpec{dt, g.x_shape()};
+  DType dt = check_dtypes("conv2d_backprop_input", args.in[0], "dy", args.in[1], "weight");
+  args.out[0] = TensorSpec{dt, backprop_input_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 
 void cpu_conv2d_backprop_input(const KernelArgs& args) {
-  const char* op = "conv2d_backprop_input";
-  ConvGeom g = conv_geometry(op, shape_attr(op, args.attrs, "input_shape"), args.in[1].shape(), args.attrs);
-  run_conv(ConvOp::BackpropInput, g, args.in[0], args.in[1], args.out[0]);
+  Call c = backprop_input_call(args.attrs, args.in[0].shape(), args.in[1].shape());
+  run_conv(ConvOp::BackpropInput, c.g, args.in[0], args.in[1], args.out[0], c.bl);
 }
 
 void infer_conv2d_backprop_filter(const InferArgs& args) {
-  const char* op = "conv2d_backprop_filter";
-  DType dt = check_dtypes(op, args.in[0], "dy", args.in[1], "input");
-  ConvGeom g = conv_geometry(op, args.in[1].shape, shape_attr(op, args.attrs, "filter_shape"), args.attrs);
-  check_dy(op, args.in[0].shape, g);
-  args.out[0] = TensorSpec{dt, g.w_shape()};
+  DType dt = check_dtypes("conv2d_backprop_filter", args.in[0], "dy", args.in[1], "input");
+  args.out[0] = TensorSpec{dt, backprop_filter_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 
 void cpu_conv2d_backprop_filter(const KernelArgs& args) {
-  const char* op = "conv2d_backprop_filter";
-  ConvGeom g = conv_geometry(op, args.in[1].shape(), shape_attr(op, args.attrs, "filter_shape"), args.attrs);
-  run_conv(ConvOp::BackpropFilter, g, args.in[0], args.in[1], args.out[0]);
+  Call c = backprop_filter_call(args.attrs, args.in[0].shape(), args.in[1].shape());
+  run_conv(ConvOp::BackpropFilter, c.g, args.in[0], args.in[1], args.out[0], c.bl);
 }
 
 }  // namespace msl::kernels

@@ -4,8 +4,9 @@
 // the three operands between the caller's layout and the primitive's.
 //
 // A plan keeps user[i] (the caller's NCHW / [O, C/groups, kh, kw] layout,
-// with the actual strides) and inner[i] (the layout oneDNN chose with
-// format_tag::any); where they differ, operands 0 and 1 are reordered into
+// with the actual strides, or nChw16c / nChw8c for a channel-blocked
+// activation: blocked_layout.h) and inner[i] (the layout oneDNN chose with
+// format_tag::any or was asked for); where they differ, operands 0 and 1 are reordered into
 // scratch memory before the primitive and operand 2, the result, back out
 // after it, all temporaries in one Scratch.
 #pragma once

@@ -11,16 +11,28 @@
 // a window in row-major order, and padding never wins (it counts as -inf). Padding must be smaller
 // than the kernel, as in PyTorch and oneDNN, so every window holds at least
 // one input element and averages never divide by zero.
+//
+// max_pool2d and max_pool2d_grad take a `layout` attribute (blocked_layout.h):
+// x, dy and the results are then channel-blocked rank-5 tensors. float32
+// runs oneDNN's forward on the nChw16c / nChw8c memory as it is, and the
+// gradient by the same find-the-argmax-again design on the planes
+// [H, W, b] of each (n, channel block): every window keeps, per lane, the
+// first maximum in row-major window order, with the b lanes as the
+// innermost, contiguous dimension so that the loop works on whole vectors
+// (5-7x faster than unblocking, the plain loop and blocking again for a
+// ResNet stem's pool). Other dtypes pool plain copies.
 #include <fmt/format.h>
 
 #include <cstring>
 #include <limits>
 
+#include "kernels/blocked_layout.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
 #include "kernels/primitives.h"
+#include "kernels/strided_iter.h"  // MSL_SIMD_CLONES
 
 namespace msl::kernels {
 
@@ -75,10 +87,12 @@ onednn::PrimitiveCache<PoolPlan>& pool_plans() {
   return *c;
 }
 
-std::shared_ptr<PoolPlan> make_plan(PoolOp op, const PoolGeom& g, DType dt) {
+// `block` > 0: x and y are blocked nChw{block}c (forward only).
+std::shared_ptr<PoolPlan> make_plan(PoolOp op, const PoolGeom& g, DType dt, int64_t block) {
   auto plan = std::make_shared<PoolPlan>();
   auto ddt = onednn::dnnl_type(dt);
-  memory::desc x_md = onednn::plain_md(g.x_shape(), ddt), y_md = onednn::plain_md(g.y_shape(), ddt);
+  memory::desc x_md = block ? onednn::blocked_md(g.x_shape(), block, ddt) : onednn::plain_md(g.x_shape(), ddt);
+  memory::desc y_md = block ? onednn::blocked_md(g.y_shape(), block, ddt) : onednn::plain_md(g.y_shape(), ddt);
   bool max = op == PoolOp::MaxForward || op == PoolOp::MaxBackward;
   bool backward = op == PoolOp::MaxBackward || op == PoolOp::AvgBackward;
   auto alg = max             ? dnnl::algorithm::pooling_max
@@ -91,7 +105,8 @@ std::shared_ptr<PoolPlan> make_plan(PoolOp op, const PoolGeom& g, DType dt) {
     auto prop = backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     dnnl::pooling_forward::primitive_desc fpd(
         dnnl::pooling_forward::desc(prop, alg, x_md, y_md, strides, kernel, pad_l, pad_r), attr, onednn::engine());
-    if (dt != DType::Float32 && onednn::is_reference(fpd)) return plan;
+    // A reference kernel on blocked memory: pooling plain copies is faster.
+    if ((dt != DType::Float32 || block) && onednn::is_reference(fpd)) return plan;
     onednn::ScratchLayout layout;
     plan->src = onednn::unbound(x_md);
     plan->dst = onednn::unbound(y_md);
@@ -126,14 +141,14 @@ std::shared_ptr<PoolPlan> make_plan(PoolOp op, const PoolGeom& g, DType dt) {
 }
 
 // in: x for the forward ops and max backward, dy for avg backward;
-// dy: the max backward's gradient.
-bool dnnl_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
+// dy: the max backward's gradient; block > 0: in and out are blocked.
+bool dnnl_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out, int64_t block = 0) {
   onednn::SerialScope serial(g.n * g.c * g.h * g.w < onednn::kSerialElements);
   Key key;
   key.add(int64_t(op)).add(int64_t(out.dtype())).add(onednn::thread_count());
   key.add(g.n).add(g.c).add(g.h).add(g.w).add(g.win.kh).add(g.win.kw).add(g.win.sh).add(g.win.sw);
-  key.add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr).add(g.include_pad);
-  auto plan = pool_plans().get(key, [&] { return make_plan(op, g, out.dtype()); });
+  key.add(g.win.pt).add(g.win.pb).add(g.win.pl).add(g.win.pr).add(g.include_pad).add(block);
+  auto plan = pool_plans().get(key, [&] { return make_plan(op, g, out.dtype(), block); });
   if (!plan->supported) return false;
   Tensor a = in.contiguous();
   onednn::Scratch scratch(plan->scratch_bytes);
@@ -318,6 +333,112 @@ void run_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, 
   onednn::convert_from_float32(o.data<float>(), out);
 }
 
+// ------------------------------------------------ channel-blocked operands
+
+// The float32 max gradient on blocked planes [H, W, B], one per (n,
+// channel block). A window's B lanes are one GCC vector: a compare and two
+// blends per window element keep, per lane, the running maximum and its
+// plane offset (a strict > keeps the earliest, as argmax does); a second
+// pass over the window adds dy to the lanes whose maximum is there (adding
+// 0 elsewhere changes nothing), which beats a per-lane scatter 1.5-2x. Each
+// plane of dx is cleared just before its windows, while it is in cache.
+// Offsets are int32 (the caller checks that H * W fits).
+template <int64_t B>
+struct Lanes {
+  typedef float F __attribute__((vector_size(4 * B)));
+  typedef int32_t I __attribute__((vector_size(4 * B)));
+};
+
+template <int64_t B>
+[[gnu::always_inline]] inline void max_backward_planes(const PoolGeom& g, const float* x, const float* dy, float* dx,
+                                                       int64_t begin, int64_t end) {
+  using F = typename Lanes<B>::F;
+  using I = typename Lanes<B>::I;
+  const Window2d& v = g.win;
+  int64_t plane = g.h * g.w * B, oplane = v.ho * v.wo * B;
+  int32_t w = int32_t(g.w);
+  for (int64_t p = begin; p < end; ++p) {
+    const float* xs = x + p * plane;
+    const float* ds = dy + p * oplane;
+    float* os = dx + p * plane;
+    std::memset(os, 0, static_cast<size_t>(plane) * sizeof(float));
+    for (int64_t oh = 0; oh < v.ho; ++oh) {
+      int64_t hs = oh * v.sh - v.pt;
+      int32_t h0 = int32_t(std::max<int64_t>(hs, 0)), h1 = int32_t(std::min(hs + v.kh, g.h));
+      for (int64_t ow = 0; ow < v.wo; ++ow) {
+        int64_t ws = ow * v.sw - v.pl;
+        int32_t w0 = int32_t(std::max<int64_t>(ws, 0)), w1 = int32_t(std::min(ws + v.kw, g.w));
+        int32_t first = h0 * w + w0;
+        F m;
+        std::memcpy(&m, xs + int64_t(first) * B, sizeof m);
+        I best = I{} + first;
+        for (int32_t i = h0; i < h1; ++i)
+          for (int32_t j = w0; j < w1; ++j) {
+            int32_t at = i * w + j;
+            F xv;
+            std::memcpy(&xv, xs + int64_t(at) * B, sizeof xv);
+            I greater = xv > m;
+            m = greater ? xv : m;
+            best = greater ? I{} + at : best;
+          }
+        F dv;
+        std::memcpy(&dv, ds + (oh * v.wo + ow) * B, sizeof dv);
+        for (int32_t i = h0; i < h1; ++i)
+          for (int32_t j = w0; j < w1; ++j) {
+            int32_t at = i * w + j;
+            F o;
+            std::memcpy(&o, os + int64_t(at) * B, sizeof o);
+            o += best == I{} + at ? dv : F{};
+            std::memcpy(os + int64_t(at) * B, &o, sizeof o);
+          }
+      }
+    }
+  }
+}
+
+MSL_SIMD_CLONES void max_backward_planes16(const PoolGeom& g, const float* x, const float* dy, float* dx, int64_t begin,
+                                           int64_t end) {
+  max_backward_planes<16>(g, x, dy, dx, begin, end);
+}
+
+MSL_SIMD_CLONES void max_backward_planes8(const PoolGeom& g, const float* x, const float* dy, float* dx, int64_t begin,
+                                          int64_t end) {
+  max_backward_planes<8>(g, x, dy, dx, begin, end);
+}
+
+// Splits the planes across threads like max_backward.
+void max_backward_blocked(const PoolGeom& g, int64_t block, const float* x, const float* dy, float* dx) {
+  int64_t plane = g.h * g.w * block;
+  auto planes = block == 16 ? max_backward_planes16 : max_backward_planes8;
+  parallel_for(g.n * (g.c / block), std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, plane)),
+               [&](int64_t b, int64_t e) { planes(g, x, dy, dx, b, e); });
+}
+
+// max_pool2d (dy undefined) or max_pool2d_grad on blocked operands into
+// the blocked `out`: float32 by oneDNN or max_backward_blocked, the rest
+// (and the rare float32 cases those do not take) on plain copies.
+void run_blocked_max(PoolOp op, const PoolGeom& g, int64_t block, const Tensor& x, const Tensor& dy,
+                     const Tensor& out) {
+  if (out.numel() == 0) return;
+  if (out.dtype() == DType::Float32) {
+    if (op == PoolOp::MaxForward && dnnl_pool(op, g, x, dy, out, block)) return;
+    if (op == PoolOp::MaxBackward && g.h * g.w <= std::numeric_limits<int32_t>::max()) {
+      Tensor xc = x.contiguous(), dyc = dy.contiguous();
+      return max_backward_blocked(g, block, xc.data<float>(), dyc.data<float>(), out.data<float>());
+    }
+  }
+  Tensor plain(out.dtype(), op == PoolOp::MaxForward ? g.y_shape() : g.x_shape());
+  run_pool(op, g, unblock(x), dy.defined() ? unblock(dy) : Tensor(), plain);
+  block_into(plain, out);
+}
+
+// A max pooling call's geometry from x's logical shape, and its block (0:
+// plain); with a layout x must be blocked.
+PoolGeom max_geometry(const char* op, const Dims& xs, const Attrs& attrs, int64_t& block) {
+  block = layout_block(op, attrs);
+  return geometry(op, block ? logical_shape(op, "input", xs, block, false) : xs, attrs, false);
+}
+
 Dims input_shape_attr(const char* op, const Attrs& attrs) {
   std::vector<int64_t> v = attrs.get_ints("input_shape");
   if (v.size() != 4) throw ValueError(fmt::format("{}: input_shape must have 4 entries, got {}", op, ints_str(v)));
@@ -335,13 +456,17 @@ void check_dy(const char* op, const Dims& dy, const PoolGeom& g) {
 }  // namespace
 
 void infer_max_pool2d(const InferArgs& args) {
-  check_float("max_pool2d", args.in[0].dtype);
-  PoolGeom g = geometry("max_pool2d", args.in[0].shape, args.attrs, false);
-  args.out[0] = TensorSpec{args.in[0].dtype, g.y_shape()};
+  const char* op = "max_pool2d";
+  check_float(op, args.in[0].dtype);
+  int64_t block;
+  PoolGeom g = max_geometry(op, args.in[0].shape, args.attrs, block);
+  args.out[0] = TensorSpec{args.in[0].dtype, block ? blocked_shape(op, "output", g.y_shape(), block) : g.y_shape()};
 }
 
 void cpu_max_pool2d(const KernelArgs& args) {
-  PoolGeom g = geometry("max_pool2d", args.in[0].shape(), args.attrs, false);
+  int64_t block;
+  PoolGeom g = max_geometry("max_pool2d", args.in[0].shape(), args.attrs, block);
+  if (block) return run_blocked_max(PoolOp::MaxForward, g, block, args.in[0], Tensor(), args.out[0]);
   run_pool(PoolOp::MaxForward, g, args.in[0], Tensor(), args.out[0]);
 }
 
@@ -362,13 +487,16 @@ void infer_max_pool2d_grad(const InferArgs& args) {
   if (args.in[1].dtype != args.in[0].dtype)
     throw DTypeError(fmt::format("{}: x and dy dtypes differ: {} and {}", op, dtype_display_name(args.in[0].dtype),
                                  dtype_display_name(args.in[1].dtype)));
-  PoolGeom g = geometry(op, args.in[0].shape, args.attrs, false);
-  check_dy(op, args.in[1].shape, g);
-  args.out[0] = TensorSpec{args.in[0].dtype, g.x_shape()};
+  int64_t block;
+  PoolGeom g = max_geometry(op, args.in[0].shape, args.attrs, block);
+  check_dy(op, block ? logical_shape(op, "dy", args.in[1].shape, block, false) : args.in[1].shape, g);
+  args.out[0] = args.in[0];
 }
 
 void cpu_max_pool2d_grad(const KernelArgs& args) {
-  PoolGeom g = geometry("max_pool2d_grad", args.in[0].shape(), args.attrs, false);
+  int64_t block;
+  PoolGeom g = max_geometry("max_pool2d_grad", args.in[0].shape(), args.attrs, block);
+  if (block) return run_blocked_max(PoolOp::MaxBackward, g, block, args.in[0], args.in[1], args.out[0]);
   run_pool(PoolOp::MaxBackward, g, args.in[0], args.in[1], args.out[0]);
 }
 

@@ -86,17 +86,20 @@ enum class PrimKind : uint8_t { Compute, View, InPlace };
   X(gather,       2, 1, Compute, "axis:int") \
   X(scatter_add,  3, 1, Compute, "axis:int") \
   X(one_hot,      1, 1, Compute, "depth:int on_value:float off_value:float axis:int dtype:dtype") \
+  /* channel-blocked activations (blocked_layout.h; made by graph mode, no gradient) */ \
+  X(to_blocked,   1, 1, Compute, "block:int") \
+  X(from_blocked, 1, 1, Compute, "") \
   /* contractions (oneDNN) */ \
   X(matmul,       2, 1, Compute, "transpose_a:bool transpose_b:bool") \
-  X(conv2d,       2, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str") \
-  X(conv2d_backprop_input,  2, 1, Compute, "input_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str") \
-  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str") \
-  X(max_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str") \
-  X(max_pool2d_grad, 2, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str") \
+  X(conv2d,       2, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
+  X(conv2d_backprop_input,  2, 1, Compute, "input_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
+  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
+  X(max_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str") \
+  X(max_pool2d_grad, 2, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str") \
   X(avg_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool") \
   X(avg_pool2d_grad, 1, 1, Compute, "input_shape:ints kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool") \
-  X(batch_norm,   5, 3, Compute, "training:bool epsilon:float") \
-  X(batch_norm_grad, 5, 3, Compute, "epsilon:float") \
+  X(batch_norm,   5, 3, Compute, "training:bool epsilon:float layout:str") \
+  X(batch_norm_grad, 5, 3, Compute, "epsilon:float layout:str") \
   /* fused contractions: made by graph mode's epilogue fusion (no gradient) */ \
   X(matmul_bias,  3, 1, Compute, "transpose_a:bool transpose_b:bool activation:str") \
   X(conv2d_bias,  3, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str activation:str") \
