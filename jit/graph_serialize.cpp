@@ -320,7 +320,8 @@ bool get_const(Reader& r, ConstValue& v) {
 void write_ew_program(std::string& out, const codegen::EwProgram& p) {
   put<int32_t>(out, p.num_inputs);
   put<uint32_t>(out, static_cast<uint32_t>(p.indexing.size()));
-  for (const codegen::EwIndexing& ix : p.indexing) put<int64_t>(out, ix.inner), put<int64_t>(out, ix.count);
+  for (const codegen::EwIndexing& ix : p.indexing)
+    put<int64_t>(out, ix.inner), put<int64_t>(out, ix.count), put<int64_t>(out, ix.lane);
   put<uint32_t>(out, static_cast<uint32_t>(p.values.size()));
   for (const codegen::EwValue& v : p.values) {
     put<uint8_t>(out, static_cast<uint8_t>(v.op));
@@ -333,7 +334,8 @@ void write_ew_program(std::string& out, const codegen::EwProgram& p) {
   for (int o : p.outputs) put<int32_t>(out, o);
   put<uint32_t>(out, static_cast<uint32_t>(p.reductions.size()));
   for (const codegen::EwReduction& r : p.reductions)
-    put<int32_t>(out, r.value), put<int64_t>(out, r.how.inner), put<int64_t>(out, r.how.count);
+    put<int32_t>(out, r.value), put<int64_t>(out, r.how.inner), put<int64_t>(out, r.how.count),
+        put<int64_t>(out, r.how.lane);
 }
 
 bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& out) {
@@ -344,9 +346,9 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   // Counts are checked against the bytes left before anything is sized by
   // them; what the fields mean is validate_program's to check.
   if (!r.get(p.num_inputs) || p.num_inputs < 0 || !r.get(n)) return false;
-  if (r.left() / 16 < n) return false;
+  if (r.left() / 24 < n) return false;
   p.indexing.resize(n);
-  for (codegen::EwIndexing& ix : p.indexing) r.get(ix.inner), r.get(ix.count);
+  for (codegen::EwIndexing& ix : p.indexing) r.get(ix.inner), r.get(ix.count), r.get(ix.lane);
   if (!r.get(n) || r.left() / 17 < n) return false;
   p.values.resize(n);
   for (codegen::EwValue& v : p.values) {
@@ -358,9 +360,10 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   if (!r.get(n) || r.left() / 4 < n) return false;
   p.outputs.resize(n);
   for (int& o : p.outputs) r.get(o);
-  if (!r.get(n) || r.left() / 20 < n) return false;
+  if (!r.get(n) || r.left() / 28 < n) return false;
   p.reductions.resize(n);
-  for (codegen::EwReduction& red : p.reductions) r.get(red.value), r.get(red.how.inner), r.get(red.how.count);
+  for (codegen::EwReduction& red : p.reductions)
+    r.get(red.value), r.get(red.how.inner), r.get(red.how.count), r.get(red.how.lane);
   try {
     codegen::validate_program(p);
   } catch (const std::invalid_argument&) {

@@ -46,7 +46,8 @@
 
 namespace msl::jit {
 
-inline constexpr uint32_t kGraphFormatVersion = 1;
+// 2: a fused loop's input and sum patterns carry their lane (EwIndexing).
+inline constexpr uint32_t kGraphFormatVersion = 2;
 
 // The bytes of flat graph `g`, or nullopt with `why` set when `g` is not a
 // flat graph of primitives (see above).

@@ -1,3 +1,7 @@
+// Code generation for fused elementwise programs (elementwise_jit.h): the
+// loop's LLVM IR, its optimization and compilation, the in-memory and disk
+// caches, the threaded run. The programs themselves (validation, canonical
+// text) are elementwise_program.cpp.
 #include "jit/codegen/elementwise_jit.h"
 
 #include <fmt/format.h>
@@ -21,6 +25,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 
 #include "jit/codegen/elementwise_reduce.h"
@@ -28,150 +33,6 @@
 #include "kernels/parallel.h"
 
 namespace msl::jit::codegen {
-
-// ------------------------------------------------------------- programs
-
-int EwProgram::input(int k, EwIndexing how) {
-  EwValue v;
-  v.op = EwOp::Input;
-  v.input = k;
-  if (k >= num_inputs) num_inputs = k + 1;
-  if (k >= 0 && (!how.full() || k < static_cast<int>(indexing.size()))) {
-    if (k >= static_cast<int>(indexing.size())) indexing.resize(static_cast<size_t>(k) + 1);
-    indexing[static_cast<size_t>(k)] = how;
-  }
-  values.push_back(v);
-  return static_cast<int>(values.size()) - 1;
-}
-
-EwIndexing EwProgram::input_indexing(int k) const {
-  return k >= 0 && k < static_cast<int>(indexing.size()) ? indexing[static_cast<size_t>(k)] : EwIndexing{};
-}
-
-EwIndexing EwProgram::broadcast() const {
-  EwIndexing shared;
-  auto join = [&](EwIndexing how, const char* what, size_t k) {
-    if (how.full() || how.scalar()) return;
-    if (!shared.full() && !(how == shared))
-      throw std::invalid_argument(fmt::format(
-          "elementwise program: {} {} is indexed as (i / {}) % {}, another input or sum as (i / {}) % {}; one "
-          "pattern per program",
-          what, k, how.inner, how.count, shared.inner, shared.count));
-    shared = how;
-  };
-  for (int k = 0; k < num_inputs; ++k) join(input_indexing(k), "input", static_cast<size_t>(k));
-  for (size_t r = 0; r < reductions.size(); ++r) join(reductions[r].how, "sum", r);
-  return shared;
-}
-
-int EwProgram::constant(float c) {
-  EwValue v;
-  v.op = EwOp::Const;
-  v.constant = c;
-  values.push_back(v);
-  return static_cast<int>(values.size()) - 1;
-}
-
-int EwProgram::unary(EwOp op, int a) {
-  EwValue v;
-  v.op = op;
-  v.a = a;
-  values.push_back(v);
-  return static_cast<int>(values.size()) - 1;
-}
-
-int EwProgram::binary(EwOp op, int a, int b) {
-  EwValue v;
-  v.op = op;
-  v.a = a;
-  v.b = b;
-  values.push_back(v);
-  return static_cast<int>(values.size()) - 1;
-}
-
-namespace {
-
-const char* op_name(EwOp op) {
-  switch (op) {
-    case EwOp::Input: return "input";
-    case EwOp::Const: return "const";
-    case EwOp::Add: return "add";
-    case EwOp::Sub: return "sub";
-    case EwOp::Mul: return "mul";
-    case EwOp::Div: return "div";
-    case EwOp::Neg: return "neg";
-    case EwOp::Relu: return "relu";
-    case EwOp::ReluGrad: return "relu_grad";
-    case EwOp::Max: return "maximum";
-    case EwOp::Min: return "minimum";
-    case EwOp::Exp: return "exp";
-    case EwOp::Sigmoid: return "sigmoid";
-    case EwOp::Tanh: return "tanh";
-  }
-  return "?";
-}
-
-bool is_binary(EwOp op) {
-  return op == EwOp::Add || op == EwOp::Sub || op == EwOp::Mul || op == EwOp::Div || op == EwOp::Max ||
-         op == EwOp::Min || op == EwOp::ReluGrad;
-}
-
-}  // namespace
-
-void validate_program(const EwProgram& p) {
-  if (p.values.empty() || (p.outputs.empty() && p.reductions.empty()))
-    throw std::invalid_argument("elementwise program: no output value");
-  for (int o : p.outputs)
-    if (o < 0 || o >= static_cast<int>(p.values.size()))
-      throw std::invalid_argument(fmt::format("elementwise program: output %{} is not a value", o));
-  for (const EwReduction& r : p.reductions)
-    if (r.value < 0 || r.value >= static_cast<int>(p.values.size()) || r.how.count < 1 || r.how.inner < 1)
-      throw std::invalid_argument(
-          fmt::format("elementwise program: sum of %{} at (i / {}) % {}", r.value, r.how.inner, r.how.count));
-  if (p.indexing.size() > static_cast<size_t>(p.num_inputs))
-    throw std::invalid_argument(
-        fmt::format("elementwise program: indexing for {} inputs of {}", p.indexing.size(), p.num_inputs));
-  for (size_t k = 0; k < p.indexing.size(); ++k)
-    if (const EwIndexing& how = p.indexing[k]; how.count < 0 || (!how.full() && how.inner < 1))
-      throw std::invalid_argument(fmt::format("elementwise program: input {} has indexing (i / {}) % {}", k,
-                                              how.inner, how.count));
-  p.broadcast();
-  for (size_t i = 0; i < p.values.size(); ++i) {
-    const EwValue& v = p.values[i];
-    int n = static_cast<int>(i);
-    if (v.op == EwOp::Input && (v.input < 0 || v.input >= p.num_inputs))
-      throw std::invalid_argument(fmt::format("elementwise program: value {} reads input {} of {}", i, v.input,
-                                              p.num_inputs));
-    if (v.op == EwOp::Input || v.op == EwOp::Const) continue;
-    if (v.a < 0 || v.a >= n || (is_binary(v.op) && (v.b < 0 || v.b >= n)))
-      throw std::invalid_argument(fmt::format("elementwise program: value {} ({}) uses a value not defined before it",
-                                              i, op_name(v.op)));
-  }
-}
-
-std::string EwProgram::text() const {
-  std::string s = fmt::format("inputs {}\n", num_inputs);
-  for (int k = 0; k < num_inputs; ++k)
-    if (EwIndexing how = input_indexing(k); !how.full())
-      s += fmt::format("input {} at (i / {}) % {}\n", k, how.inner, how.count);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const EwValue& v = values[i];
-    if (v.op == EwOp::Input)
-      s += fmt::format("%{} = input {}\n", i, v.input);
-    else if (v.op == EwOp::Const)
-      s += fmt::format("%{} = const {:a}\n", i, v.constant);
-    else if (is_binary(v.op))
-      s += fmt::format("%{} = {} %{} %{}\n", i, op_name(v.op), v.a, v.b);
-    else
-      s += fmt::format("%{} = {} %{}\n", i, op_name(v.op), v.a);
-  }
-  s += "out";
-  for (int o : outputs) s += fmt::format(" %{}", o);
-  s += "\n";
-  for (const EwReduction& r : reductions)
-    s += fmt::format("sum %{} at (i / {}) % {}\n", r.value, r.how.inner, r.how.count);
-  return s;
-}
 
 // ------------------------------------------------------------- codegen
 
@@ -182,8 +43,9 @@ using llvm::Value;
 
 // exp(x): x = n ln2 + r with n = rint(x log2 e), r by Cody-Waite's split
 // ln2, e^r by Cephes expf's polynomial, 2^n built in the exponent bits.
+// x is a float or a vector of floats (lane loops, gen_lane_vectors).
 Value* gen_exp(IRBuilder<>& b, Value* x) {
-  llvm::Type* f = b.getFloatTy();
+  llvm::Type* f = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
   Value* nan = b.CreateFCmpUNO(x, x);
   Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(-87.3365447505531));
@@ -195,14 +57,18 @@ Value* gen_exp(IRBuilder<>& b, Value* x) {
   for (double k : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
     p = b.CreateFAdd(b.CreateFMul(p, r), c(k));
   p = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, r), r), r), c(1.0));
-  Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
-  Value* bits = b.CreateShl(b.CreateAdd(ni, b.getInt32(127)), 23);
+  llvm::Type* i32 = f->getWithNewType(b.getInt32Ty());
+  Value* ni = b.CreateFPToSI(n, i32);
+  Value* bits = b.CreateShl(b.CreateAdd(ni, llvm::ConstantInt::get(i32, 127)), 23);
   Value* e = b.CreateFMul(p, b.CreateBitCast(bits, f));
   return b.CreateSelect(nan, x, e);
 }
 
-Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& vals, const std::vector<Value*>& ins) {
-  llvm::Type* f = b.getFloatTy();
+// Value v of the program at one element (f: float) or at a vector of
+// elements (f: a vector of floats), given the values before it and the
+// inputs there.
+Value* gen_value(IRBuilder<>& b, llvm::Type* f, const EwValue& v, const std::vector<Value*>& vals,
+                 const std::vector<Value*>& ins) {
   auto c = [&](double x) { return llvm::ConstantFP::get(f, x); };
   Value* a = v.a >= 0 ? vals[static_cast<size_t>(v.a)] : nullptr;
   Value* y = v.b >= 0 ? vals[static_cast<size_t>(v.b)] : nullptr;
@@ -232,6 +98,93 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
   return nullptr;
 }
 
+// The loop over positions [lo, hi) of one segment of a lane pattern, from
+// b's insert point (the end of `outer`) to `latch`. LLVM's vectorizer would
+// see a lane input's row[i % lane] as a gather; a row is `lane` contiguous
+// values, so the loop is written in vectors of v elements, v a multiple of
+// lane (whole_rows: the vector of a lane input is its row repeated, built
+// once per segment) or a divisor of it (rows longer than a vector: the
+// vector at t is row[t % lane ...], inside the row). Positions t run from
+// lo rounded down to a multiple of v (of lane, where a segment starts):
+// vectors wholly inside [lo, hi) are loaded and stored plainly, the first
+// and last of a clipped range through masks. `ins` holds what every
+// position reads alike (scalars splat, whole rows); rows[k] is full input k
+// rebased at the segment, lane_rows[k] the row of lane input k when not
+// whole_rows; c the segment's broadcast index (its row of the sums).
+struct LaneVectors {
+  int64_t v = 16;
+  bool whole_rows = true;
+  std::vector<Value*> ins, rows, lane_rows, out_rows;
+  Value* c = nullptr;
+};
+
+void gen_lane_vectors(IRBuilder<>& b, const EwProgram& p, const LaneVectors& lv, LaneVectorSums& sums, Value* lo,
+                      Value* hi, llvm::BasicBlock* latch) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::Type* f32 = b.getFloatTy();
+  auto* vty = llvm::FixedVectorType::get(f32, static_cast<unsigned>(lv.v));
+  const llvm::Align align(4);
+  auto block = [&](const char* label) { return llvm::BasicBlock::Create(ctx, label, fn, latch); };
+  llvm::BasicBlock *head = block("lanes"), *whole = block("lanes_whole"), *masked = block("lanes_masked"),
+                   *next = block("lanes_next"), *segment_end = block("lanes_end");
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  sums.segment_start(b, lv.c);
+  Value* v = b.getInt64(lv.v);
+  Value* t0 = b.CreateSub(lo, b.CreateSRem(lo, v));
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode* t = b.CreatePHI(b.getInt64Ty(), 2);
+  t->addIncoming(t0, from);
+  Value* t_end = b.CreateAdd(t, v, "", true, true);
+  b.CreateCondBr(b.CreateAnd(b.CreateICmpSGE(t, lo), b.CreateICmpSLE(t_end, hi)), whole, masked);
+  auto body = [&](Value* mask) {
+    std::vector<Value*> in = lv.ins;
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (lv.rows[k]) {
+        Value* at = b.CreateGEP(f32, lv.rows[k], t);
+        in[k] = mask ? static_cast<Value*>(b.CreateMaskedLoad(vty, at, align, mask, llvm::Constant::getNullValue(vty)))
+                     : b.CreateAlignedLoad(vty, at, align);
+      } else if (lv.lane_rows[k]) {
+        Value* at = b.CreateGEP(f32, lv.lane_rows[k], b.CreateSRem(t, b.getInt64(p.broadcast().lane)));
+        in[k] = b.CreateAlignedLoad(vty, at, align);
+      }
+    }
+    std::vector<Value*> vals;
+    for (const EwValue& ev : p.values) vals.push_back(gen_value(b, vty, ev, vals, in));
+    sums.accumulate(b, vals, mask, t);
+    for (size_t k = 0; k < lv.out_rows.size(); ++k) {
+      Value* y = vals[static_cast<size_t>(p.outputs[k])];
+      Value* at = b.CreateGEP(f32, lv.out_rows[k], t);
+      if (mask)
+        b.CreateMaskedStore(y, at, align, mask);
+      else
+        b.CreateAlignedStore(y, at, align);
+    }
+    b.CreateBr(next);
+  };
+  b.SetInsertPoint(whole);
+  body(nullptr);
+  // The vector's element k is position t + k: in the range when k is in
+  // [lo - t, hi - t), both clamped to [0, v] (so that i32 holds them).
+  b.SetInsertPoint(masked);
+  auto clamp = [&](Value* x) {
+    x = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(x, t), b.getInt64(0));
+    x = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, v);
+    return b.CreateVectorSplat(static_cast<unsigned>(lv.v), b.CreateTrunc(x, b.getInt32Ty()));
+  };
+  std::vector<llvm::Constant*> iota;
+  for (int64_t k = 0; k < lv.v; ++k) iota.push_back(b.getInt32(static_cast<uint32_t>(k)));
+  Value* k = llvm::ConstantVector::get(iota);
+  body(b.CreateAnd(b.CreateICmpSGE(k, clamp(lo)), b.CreateICmpSLT(k, clamp(hi))));
+  b.SetInsertPoint(next);
+  t->addIncoming(t_end, next);
+  b.CreateCondBr(b.CreateICmpSLT(t_end, hi), head, segment_end);
+  b.SetInsertPoint(segment_end);
+  sums.segment_end(b);
+  b.CreateBr(latch);
+}
+
 // void NAME(ptr in, ptr out, i64 begin, i64 end): the loop over [begin,
 // end); in and out are arrays of array pointers.
 //
@@ -240,7 +193,8 @@ Value* gen_value(IRBuilder<>& b, const EwValue& v, const std::vector<Value*>& va
 // tiled), outer (one segment s: the full arrays
 // rebased at s, a per-segment broadcast's values, the clipped range [lo,
 // hi) inside it), loop (the elements s + k, k in [lo, hi): the loop LLVM
-// vectorizes), latch (the next segment). Without a broadcast pattern the
+// vectorizes; a lane pattern's vector loop instead, gen_lane_vectors),
+// latch (the next segment). Without a broadcast pattern the
 // only segment is [begin, end). The clipping makes lo < hi in every
 // segment: the first starts at begin's segment, later ones below end.
 // The sums' code (ReductionCodegen) goes into these blocks, plus a fold
@@ -254,35 +208,60 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   auto block = [&](const char* label) { return llvm::BasicBlock::Create(ctx, label, fn); };
-  llvm::BasicBlock *entry = block("entry"), *pre = block("pre"), *outer = block("outer"), *loop = block("loop"),
-                   *latch = block("latch"), *done = block("done");
+  llvm::BasicBlock *entry = block("entry"), *pre = block("pre"), *outer = block("outer"), *latch = block("latch"),
+                   *done = block("done");
   b.SetInsertPoint(entry);
   llvm::Argument *in = fn->getArg(0), *out = fn->getArg(1), *begin = fn->getArg(2), *end = fn->getArg(3);
   std::vector<Value*> bases, outs;
   for (int k = 0; k < p.num_inputs; ++k)
     bases.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, in, static_cast<uint64_t>(k))));
-  for (size_t k = 0; k < p.outputs.size(); ++k)
-    outs.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, out, k)));
+  for (size_t k = 0; k < p.outputs.size(); ++k) outs.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, out, k)));
   b.CreateCondBr(b.CreateICmpSLT(begin, end), pre, done);
 
   const EwIndexing shared = p.broadcast();
   const bool segmented = !shared.full();
+  const bool lanes = shared.lane > 1;
+  int64_t patterned = 0;  // inputs and sums with the pattern (a tile each when tiled)
+  for (int k = 0; k < p.num_inputs; ++k)
+    if (EwIndexing how = p.input_indexing(k); !how.full() && !how.scalar()) ++patterned;
+  for (const EwReduction& r : p.reductions)
+    if (!r.how.scalar()) ++patterned;
   // Short segments (a bias of 10 over rows of 10, 7x7 channel maps) would
   // cost more in set-up than in elements: then the pattern's period is
   // copied into a tile on the stack, repeated to about kTileTarget
   // elements, and read as a row of that length (the segments start at
   // multiples of the period, so position k of a segment reads tile[k]).
+  // A lane pattern's segments are walked in vectors (gen_lane_vectors) of
+  // v = lcm(lane, 16) elements (16 for lanes of 16 and 8, 48 for 3) when
+  // that is at most 64, else of gcd(lane, 16); they beat tiles unless a
+  // segment is shorter than two vectors (measured on AVX-512 with 1 and 2
+  // threads: segments of 2 to 32 vectors of 16 run in 0.55 to 0.85 of a
+  // tile's time, one vector as fast; segments of one vector of 8, 1.3 to
+  // 1.5 times slower). Its periods are whole channel-blocked images
+  // (C * H * W: 16384 at 64 channels of 16x16), so its tiles may be
+  // longer: up to kMaxLaneTileBytes in all on the stack of the thread
+  // (OpenMP's workers get the default thread stack, 2 MiB and more; the
+  // main thread 8 MiB); beyond that, vectors anyway.
   constexpr int64_t kShortSegment = 128, kMaxTile = 4096, kTileTarget = 1024;
-  const int64_t period = shared.inner * shared.count;
+  constexpr int64_t kMaxLaneTile = 16384, kMaxLaneTileBytes = 256 << 10;
+  LaneVectors lv;
+  if (lanes) {
+    const int64_t whole = shared.lane <= 64 ? std::lcm(shared.lane, int64_t{16}) : 0;
+    lv.whole_rows = whole > 0 && whole <= 64;
+    lv.v = lv.whole_rows ? whole : std::gcd(shared.lane, int64_t{16});
+  }
+  const int64_t period = segmented ? shared.inner * shared.count : 0;
+  const int64_t tile_length = segmented ? period * std::max<int64_t>(1, kTileTarget / period) : 0;
   const bool tiled =
-      segmented && (shared.inner > 1 ? shared.inner : shared.count) < kShortSegment && period <= kMaxTile;
+      segmented &&
+      (lanes ? shared.inner < 2 * lv.v && period <= kMaxLaneTile && tile_length * 4 * patterned <= kMaxLaneTileBytes
+             : (shared.inner > 1 ? shared.inner : shared.count) < kShortSegment && period <= kMaxTile);
   const bool per_segment = segmented && !tiled && shared.inner > 1;  // one broadcast value per segment
+  const bool lane_vectors = per_segment && lanes;                    // one row per segment, gen_lane_vectors
   // A segment: a tile's length; `inner` elements sharing a broadcast index;
   // or (inner == 1) a row of `count` elements, the broadcast index being
   // the position in it.
-  const int64_t length = tiled         ? period * std::max<int64_t>(1, kTileTarget / period)
-                         : per_segment ? shared.inner
-                                       : shared.count;
+  const int64_t length = tiled ? tile_length : per_segment ? shared.inner : shared.count;
   std::vector<Value*> tiles(static_cast<size_t>(p.num_inputs), nullptr);
   b.SetInsertPoint(entry->getTerminator());  // static allocas, in the entry block
   if (tiled)
@@ -291,11 +270,16 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
         tiles[static_cast<size_t>(k)] = b.CreateAlloca(f32, b.getInt64(length));
   ReductionCodegen sums(p, EwSegments{shared, tiled, per_segment, length});
   sums.entry(b, out);
+  LaneVectorSums lane_sums(p, lv.v, lv.whole_rows);  // instead of `sums` in lane vector loops
+  if (lane_vectors) lane_sums.entry(b, out);
   std::vector<Value*> ins(static_cast<size_t>(p.num_inputs), nullptr);
   b.SetInsertPoint(pre);
   sums.before_loop(b);
   for (int k = 0; k < p.num_inputs; ++k)
-    if (p.input_indexing(k).scalar()) ins[static_cast<size_t>(k)] = b.CreateLoad(f32, bases[static_cast<size_t>(k)]);
+    if (p.input_indexing(k).scalar()) {
+      Value* x = b.CreateLoad(f32, bases[static_cast<size_t>(k)]);
+      ins[static_cast<size_t>(k)] = lane_vectors ? b.CreateVectorSplat(static_cast<unsigned>(lv.v), x) : x;
+    }
   Value *s0 = begin, *c0 = nullptr;
   if (segmented) {
     Value* t0 = b.CreateSDiv(begin, b.getInt64(length));
@@ -305,18 +289,29 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
   llvm::BasicBlock* before_outer = pre;
   if (tiled) {
     // tile[j] = input[(j / inner) % count] for the j this range reads:
-    // [0, min(length, end - s0)), at least one.
+    // [0, min(length, end - s0)), at least one. A lane pattern's tile is
+    // filled in whole rows of `lane` (the length is a multiple of lane),
+    // row r being input row (r / (inner / lane)) % count.
     llvm::BasicBlock* fill = llvm::BasicBlock::Create(ctx, "fill", fn, outer);
     Value* filled = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(end, s0), b.getInt64(length));
+    const int64_t step = shared.lane;
+    if (lanes)
+      filled = b.CreateMul(b.CreateSDiv(b.CreateAdd(filled, b.getInt64(step - 1)), b.getInt64(step)), b.getInt64(step));
     b.CreateBr(fill);
     b.SetInsertPoint(fill);
     llvm::PHINode* j = b.CreatePHI(i64, 2);
     j->addIncoming(b.getInt64(0), pre);
     Value* at = b.CreateSRem(b.CreateSDiv(j, b.getInt64(shared.inner)), b.getInt64(shared.count));
-    for (size_t k = 0; k < tiles.size(); ++k)
-      if (tiles[k])
-        b.CreateStore(b.CreateLoad(f32, b.CreateGEP(f32, bases[k], at)), b.CreateGEP(f32, tiles[k], j));
-    Value* j_next = b.CreateAdd(j, b.getInt64(1), "", true, true);
+    if (lanes) at = b.CreateMul(at, b.getInt64(step));
+    for (size_t k = 0; k < tiles.size(); ++k) {
+      if (!tiles[k]) continue;
+      Value *src = b.CreateGEP(f32, bases[k], at), *dst = b.CreateGEP(f32, tiles[k], j);
+      if (lanes)
+        b.CreateMemCpy(dst, llvm::Align(4), src, llvm::Align(4), static_cast<uint64_t>(step) * 4);
+      else
+        b.CreateStore(b.CreateLoad(f32, src), dst);
+    }
+    Value* j_next = b.CreateAdd(j, b.getInt64(step), "", true, true);
     j->addIncoming(j_next, fill);
     b.CreateCondBr(b.CreateICmpSLT(j_next, filled), fill, outer);
     before_outer = fill;
@@ -335,57 +330,82 @@ void build_function(llvm::Module& m, const EwProgram& p, const std::string& name
       c_phi->addIncoming(c0, before_outer);
     }
   }
-  std::vector<Value*> rows(bases.size(), nullptr), out_rows;
+  std::vector<Value*> rows(bases.size(), nullptr), lane_rows(bases.size(), nullptr), out_rows;
   for (int k = 0; k < p.num_inputs; ++k) {
     size_t ku = static_cast<size_t>(k);
     EwIndexing how = p.input_indexing(k);
-    if (how.full())
+    if (how.full()) {
       rows[ku] = b.CreateGEP(f32, bases[ku], s);
-    else if (!how.scalar() && per_segment)
+    } else if (!how.scalar() && lane_vectors) {
+      Value* row = b.CreateGEP(f32, bases[ku], b.CreateMul(c_phi, b.getInt64(shared.lane)));
+      if (!lv.whole_rows) {
+        lane_rows[ku] = row;
+        continue;
+      }
+      auto* row_type = llvm::FixedVectorType::get(f32, static_cast<unsigned>(shared.lane));
+      Value* x = b.CreateAlignedLoad(row_type, row, llvm::Align(4));
+      if (lv.v > shared.lane) {  // the row repeated: element j is row[j % lane]
+        std::vector<int> repeat;
+        for (int64_t j = 0; j < lv.v; ++j) repeat.push_back(static_cast<int>(j % shared.lane));
+        x = b.CreateShuffleVector(x, repeat);
+      }
+      ins[ku] = x;
+    } else if (!how.scalar() && per_segment) {
       ins[ku] = b.CreateLoad(f32, b.CreateGEP(f32, bases[ku], c_phi));
+    }
   }
   for (Value* o : outs) out_rows.push_back(b.CreateGEP(f32, o, s));
   Value* rest = b.CreateSub(end, s);
-  Value* lo = segmented ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(begin, s), b.getInt64(0))
-                        : b.getInt64(0);
+  Value* lo =
+      segmented ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateSub(begin, s), b.getInt64(0)) : b.getInt64(0);
   Value* hi = segmented ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, rest, b.getInt64(length)) : rest;
-  b.CreateBr(loop);
 
-  b.SetInsertPoint(loop);
-  llvm::PHINode* i = b.CreatePHI(i64, 2);
-  i->addIncoming(lo, outer);
-  sums.loop_phis(b, outer);
-  // Iterations are independent even when an output array is an input
-  // array (a result written over a dying operand reads and writes the same
-  // element in one iteration): the accesses form one group the loop
-  // declares parallel, so the vectorizer needs no overlap checks (and
-  // takes no scalar fallback when the arrays are the same).
-  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
-  auto grouped = [&](llvm::Instruction* inst) {
-    inst->setMetadata(llvm::LLVMContext::MD_access_group, group);
-    return inst;
-  };
-  for (int k = 0; k < p.num_inputs; ++k) {
-    size_t ku = static_cast<size_t>(k);
-    EwIndexing how = p.input_indexing(k);
-    if (how.full())
-      ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, rows[ku], i)));
-    else if (!how.scalar() && !per_segment)
-      ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, tiled ? tiles[ku] : bases[ku], i)));
+  if (lane_vectors) {
+    lv.ins = ins;
+    lv.rows = rows;
+    lv.lane_rows = lane_rows;
+    lv.out_rows = out_rows;
+    lv.c = c_phi;
+    gen_lane_vectors(b, p, lv, lane_sums, lo, hi, latch);
+  } else {
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "loop", fn, latch);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* i = b.CreatePHI(i64, 2);
+    i->addIncoming(lo, outer);
+    sums.loop_phis(b, outer);
+    // Iterations are independent even when an output array is an input
+    // array (a result written over a dying operand reads and writes the same
+    // element in one iteration): the accesses form one group the loop
+    // declares parallel, so the vectorizer needs no overlap checks (and
+    // takes no scalar fallback when the arrays are the same).
+    llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+    auto grouped = [&](llvm::Instruction* inst) {
+      inst->setMetadata(llvm::LLVMContext::MD_access_group, group);
+      return inst;
+    };
+    for (int k = 0; k < p.num_inputs; ++k) {
+      size_t ku = static_cast<size_t>(k);
+      EwIndexing how = p.input_indexing(k);
+      if (how.full())
+        ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, rows[ku], i)));
+      else if (!how.scalar() && !per_segment)
+        ins[ku] = grouped(b.CreateLoad(f32, b.CreateGEP(f32, tiled ? tiles[ku] : bases[ku], i)));
+    }
+    std::vector<Value*> vals;
+    for (const EwValue& v : p.values) vals.push_back(gen_value(b, f32, v, vals, ins));
+    for (size_t k = 0; k < p.outputs.size(); ++k)
+      grouped(b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i)));
+    sums.accumulate(b, vals, i, grouped);
+    Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
+    i->addIncoming(next, loop);
+    llvm::Instruction* back = b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
+    llvm::MDNode* parallel = llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
+    llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
+    llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {self.get(), parallel});
+    loop_id->replaceOperandWith(0, loop_id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
   }
-  std::vector<Value*> vals;
-  for (const EwValue& v : p.values) vals.push_back(gen_value(b, v, vals, ins));
-  for (size_t k = 0; k < p.outputs.size(); ++k)
-    grouped(b.CreateStore(vals[static_cast<size_t>(p.outputs[k])], b.CreateGEP(f32, out_rows[k], i)));
-  sums.accumulate(b, vals, i, grouped);
-  Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
-  i->addIncoming(next, loop);
-  llvm::Instruction* back = b.CreateCondBr(b.CreateICmpSLT(next, hi), loop, latch);
-  llvm::MDNode* parallel = llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
-  llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
-  llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx, {self.get(), parallel});
-  loop_id->replaceOperandWith(0, loop_id);
-  back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
 
   b.SetInsertPoint(latch);
   sums.after_segment(b, c_phi);

@@ -29,6 +29,24 @@
 // The first and last segments of [begin, end) are clipped, so any split of
 // the elements across threads is correct; count == 1 inputs are read once.
 //
+// A pattern may have a second, trailing block of `lane` elements: element i
+// reads input[((i / inner) % count) * lane + i % lane]. That is a per-
+// channel operand of a channel-blocked tensor ([1, C/16, 1, 1, 16] over
+// [N, C/16, H, W, 16]: inner H*W*16, count C/16, lane 16); lane divides
+// inner, so a segment of `inner` elements reads one row of `lane` values
+// over and over. Such loops are generated as
+//   segments of at least two vectors, or periods too long for tiles:
+//               segments of `inner` elements walked in vectors built by
+//               hand (not by LLVM's vectorizer, which would gather
+//               row[i % lane]): of lcm(lane, 16) elements when that is at
+//               most 64, a lane input's vector being its row repeated,
+//               loaded once per segment; else of gcd(lane, 16) elements,
+//               read from the row at i % lane; the first and last vectors
+//               of a clipped range masked;
+//   shorter segments (1x1 maps) with periods up to 16384 (and 256 KiB of
+//               tiles in all): the tiles above, filled a row at a time.
+// Sums may have the lane pattern too (elementwise_reduce.h).
+//
 // A program may also sum values into fewer elements (a bias gradient:
 // reduce_sum of dy over every axis but the channel): sum k adds value i to
 // acc[(i / inner) % count], the same pattern as a broadcast input, which it
@@ -58,17 +76,26 @@ struct EwValue {
 };
 
 // How element i of the loop reads an input: full (count == 0), the input
-// has the loop's length and is read at i; broadcast, the input has `count`
-// elements and is read at (i / inner) % count (count == 1: a scalar).
+// has the loop's length and is read at i; broadcast, the input has
+// count * lane elements and is read at ((i / inner) % count) * lane +
+// i % lane (lane == 1: at (i / inner) % count; count == 1 and lane == 1: a
+// scalar). lane > 1 needs inner % lane == 0: a row of `lane` values is
+// read over each `inner` elements.
 struct EwIndexing {
-  int64_t inner = 1, count = 0;
+  int64_t inner = 1, count = 0, lane = 1;
   bool full() const { return count == 0; }
-  bool scalar() const { return count == 1; }
+  bool scalar() const { return count == 1 && lane == 1; }
+  int64_t elements() const { return count * lane; }  // the input's elements
+  // The same reads with count == 1 written as a plain pattern: {inner, 1,
+  // lane} reads i % lane, as {1, lane, 1} does. Patterns are made
+  // normalized (EwProgram::input does it), so equal reads compare equal.
+  EwIndexing normalized() const { return count == 1 && lane > 1 ? EwIndexing{1, lane, 1} : *this; }
   bool operator==(const EwIndexing&) const = default;
 };
 
 // A sum the loop accumulates: acc[(i / how.inner) % how.count] += value
-// at element i (count >= 1; count == 1: the sum of all elements).
+// at element i (count >= 1; count == 1 and lane == 1: the sum of all
+// elements), or with a lane at ((i / inner) % count) * lane + i % lane.
 struct EwReduction {
   int value = -1;
   EwIndexing how{1, 1};
@@ -82,9 +109,10 @@ struct EwProgram {
   std::vector<int> outputs;             // the values stored, one output array each
   std::vector<EwReduction> reductions;  // the values summed, after the outputs
 
-  int input(int k, EwIndexing how = {});
+  int input(int k, EwIndexing how = {});  // `how` is stored normalized()
   EwIndexing input_indexing(int k) const;
-  // The (inner, count) the broadcast inputs and sums with count > 1 share;
+  // The (inner, count, lane) the broadcast inputs and sums that are not
+  // scalars share;
   // full() when there are none. Throws std::invalid_argument when they
   // differ.
   EwIndexing broadcast() const;
@@ -98,11 +126,14 @@ struct EwProgram {
 
 // Throws std::invalid_argument saying what is wrong when `p` is not a
 // program compile() takes: an output or a sum, operands defined before
-// their use, inputs, outputs and sums in range, one broadcast pattern.
+// their use, inputs, outputs and sums in range, patterns well formed
+// (inner >= 1, lane >= 1 dividing inner, no overflow) and one of them
+// besides scalars.
 void validate_program(const EwProgram& p);
 
 // out[k][i] = output k of program(in[0][...], in[1][...], ...), i in
-// [begin, end), each input indexed as its EwIndexing says; then for sum r,
+// [begin, end) (any: the caller need not align it to a pattern), each
+// input indexed as its EwIndexing says; then for sum r,
 // out[outputs.size() + r][(i / inner) % count] += its value at i (added to
 // what the array holds: the caller zeroes it).
 using EwFunction = void (*)(const float* const* in, float* const* out, int64_t begin, int64_t end);

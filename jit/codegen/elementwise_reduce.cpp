@@ -81,7 +81,9 @@ llvm::BasicBlock* ReductionCodegen::exit_block(llvm::Function* fn, llvm::BasicBl
   llvm::Type* f32 = b.getFloatTy();
   llvm::PHINode* j = b.CreatePHI(b.getInt64Ty(), 2);
   j->addIncoming(b.getInt64(0), start);
-  Value* at = b.CreateSRem(b.CreateSDiv(j, b.getInt64(seg_.shared.inner)), b.getInt64(seg_.shared.count));
+  const EwIndexing& how = seg_.shared;
+  Value* at = b.CreateSRem(b.CreateSDiv(j, b.getInt64(how.inner)), b.getInt64(how.count));
+  if (how.lane > 1) at = b.CreateAdd(b.CreateMul(at, b.getInt64(how.lane)), b.CreateSRem(j, b.getInt64(how.lane)));
   for (size_t r = 0; r < tile_.size(); ++r) {
     if (!tile_[r]) continue;
     Value* dst = b.CreateGEP(f32, acc_[r], at);
@@ -92,6 +94,74 @@ llvm::BasicBlock* ReductionCodegen::exit_block(llvm::Function* fn, llvm::BasicBl
   j->addIncoming(j_next, fold);
   b.CreateCondBr(b.CreateICmpSLT(j_next, b.getInt64(seg_.length)), fold, done);
   return start;
+}
+
+// ------------------------------------------------------- lane vectors
+
+void LaneVectorSums::entry(llvm::IRBuilder<>& b, Value* out) {
+  llvm::Type* ptr = b.getPtrTy();
+  auto* vty = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(v_));
+  for (size_t r = 0; r < p_.reductions.size(); ++r) {
+    acc_.push_back(b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, out, p_.outputs.size() + r)));
+    slot_.push_back(in_slot(p_.reductions[r]) ? b.CreateAlloca(vty) : nullptr);
+  }
+}
+
+void LaneVectorSums::segment_start(llvm::IRBuilder<>& b, Value* c) {
+  c_ = c;
+  auto* vty = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(v_));
+  for (Value* slot : slot_)
+    if (slot) b.CreateStore(llvm::Constant::getNullValue(vty), slot);
+}
+
+void LaneVectorSums::accumulate(llvm::IRBuilder<>& b, const std::vector<Value*>& vals, Value* mask, Value* t) {
+  llvm::Type* f32 = b.getFloatTy();
+  auto* vty = llvm::FixedVectorType::get(f32, static_cast<unsigned>(v_));
+  for (size_t r = 0; r < p_.reductions.size(); ++r) {
+    const EwReduction& red = p_.reductions[r];
+    Value* y = vals[static_cast<size_t>(red.value)];
+    if (mask) y = b.CreateSelect(mask, y, llvm::Constant::getNullValue(vty));  // elements outside the range add 0
+    // A row longer than the vector: the vector at t adds to elements
+    // t % lane ... of the segment's row, in place.
+    Value* at = slot_[r] ? slot_[r]
+                         : b.CreateGEP(f32, acc_[r],
+                                       b.CreateAdd(b.CreateMul(c_, b.getInt64(red.how.lane)),
+                                                   b.CreateSRem(t, b.getInt64(red.how.lane))));
+    b.CreateAlignedStore(b.CreateFAdd(b.CreateAlignedLoad(vty, at, llvm::Align(4)), y), at, llvm::Align(4));
+  }
+}
+
+void LaneVectorSums::segment_end(llvm::IRBuilder<>& b) {
+  llvm::Type* f32 = b.getFloatTy();
+  auto* vty = llvm::FixedVectorType::get(f32, static_cast<unsigned>(v_));
+  for (size_t r = 0; r < p_.reductions.size(); ++r) {
+    if (!slot_[r]) continue;
+    const EwIndexing& how = p_.reductions[r].how;
+    Value* sum = b.CreateAlignedLoad(vty, slot_[r], llvm::Align(4));
+    if (how.scalar()) {
+      // The order of the vector's additions is free, as a register's is
+      // in the plain loops.
+      llvm::FastMathFlags fmf;
+      fmf.setAllowReassoc();
+      auto* total = llvm::cast<llvm::Instruction>(b.CreateFAddReduce(llvm::ConstantFP::get(f32, 0.0), sum));
+      total->setFastMathFlags(fmf);
+      b.CreateStore(b.CreateFAdd(b.CreateLoad(f32, acc_[r]), total), acc_[r]);
+      continue;
+    }
+    // The vector holds v / lane copies of the row: add them up, then to
+    // acc's row c.
+    const int64_t lane = how.lane;
+    Value* row = nullptr;
+    for (int64_t k = 0; k < v_ / lane; ++k) {
+      std::vector<int> part;
+      for (int64_t j = 0; j < lane; ++j) part.push_back(static_cast<int>(k * lane + j));
+      Value* x = v_ == lane ? sum : b.CreateShuffleVector(sum, part);
+      row = row ? b.CreateFAdd(row, x) : x;
+    }
+    auto* row_type = llvm::FixedVectorType::get(f32, static_cast<unsigned>(lane));
+    Value* at = b.CreateGEP(f32, acc_[r], b.CreateMul(c_, b.getInt64(lane)));
+    b.CreateAlignedStore(b.CreateFAdd(b.CreateAlignedLoad(row_type, at, llvm::Align(4)), row), at, llvm::Align(4));
+  }
 }
 
 // ------------------------------------------------------------- running
@@ -107,7 +177,7 @@ void ElementwiseJit::run(EwFunction fn, const EwProgram& p, const float* const* 
   int64_t per_chunk = 0;
   for (const EwReduction& r : p.reductions) {
     offset.push_back(per_chunk);
-    per_chunk += (r.how.count + kPad - 1) / kPad * kPad;
+    per_chunk += (r.how.elements() + kPad - 1) / kPad * kPad;
   }
   const int64_t chunks = kernels::parallel_chunks(n, kernels::kParallelGrain);
   std::vector<float> partial(static_cast<size_t>(chunks * per_chunk), 0.0f);
@@ -124,7 +194,7 @@ void ElementwiseJit::run(EwFunction fn, const EwProgram& p, const float* const* 
       for (int64_t c = b; c < e; ++c) run_chunk(c);
     });
   for (size_t r = 0; r < p.reductions.size(); ++r)
-    for (int64_t k = 0; k < p.reductions[r].how.count; ++k) {
+    for (int64_t k = 0; k < p.reductions[r].how.elements(); ++k) {
       double total = 0;
       for (int64_t c = 0; c < chunks; ++c) total += partial[static_cast<size_t>(c * per_chunk + offset[r] + k)];
       out[outputs + r][k] = static_cast<float>(total);

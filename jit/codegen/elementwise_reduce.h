@@ -17,7 +17,13 @@
 //       beside the loads of the broadcast inputs at k;
 //   tiles (short periods): a zeroed stack tile of the segment's length,
 //       tile[k] += value at position k, folded into acc[(k / inner) %
-//       count] once after the last segment.
+//       count] (with a lane: acc[((k / inner) % count) * lane + k % lane])
+//       once after the last segment;
+//   lane vectors (gen_lane_vectors in elementwise_jit.cpp, LaneVectorSums
+//       below): a vector register per segment, added to the segment's row
+//       of acc (a scalar sum: its total to acc[0]) at the segment's end;
+//       when a row is longer than a vector, the vector at position t is
+//       added to acc's row at t % lane in place.
 // The accumulators are float32: registers hold one segment, memory one
 // addition per segment, so the error grows with the number of segments a
 // thread sees, not with its elements; the threads' partial arrays are
@@ -76,6 +82,34 @@ class ReductionCodegen {
   std::vector<llvm::Value*> acc_, tile_;  // per sum: its array; its tile (tiled, count > 1)
   std::vector<llvm::PHINode*> sum_;       // per sum: the register accumulator (in_register)
   std::vector<llvm::Value*> next_;        // per sum: the register after this element
+};
+
+// The sums of a lane pattern's vector loop (gen_lane_vectors): vectors of
+// v elements, v a multiple of lane (whole_rows) or a divisor of it. A sum
+// kept in a register per segment lives in a stack slot of one vector that
+// LLVM promotes to a register (SROA), so the loop's two bodies (whole and
+// masked vectors) need no hand-made phis.
+class LaneVectorSums {
+ public:
+  LaneVectorSums(const EwProgram& p, int64_t v, bool whole_rows) : p_(p), v_(v), whole_rows_(whole_rows) {}
+  // In the entry block, before its terminator: the arrays
+  // (out[outputs.size() + r]) and the slots.
+  void entry(llvm::IRBuilder<>& b, llvm::Value* out);
+  // Where a segment starts (its broadcast index is `c`): the slots zeroed.
+  void segment_start(llvm::IRBuilder<>& b, llvm::Value* c);
+  // In a body, once the vector at segment position `t` is computed: each
+  // sum's vector added (`mask`: the elements in the range; null: all).
+  void accumulate(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& vals, llvm::Value* mask, llvm::Value* t);
+  // Where the segment ends: the slots added to the arrays.
+  void segment_end(llvm::IRBuilder<>& b);
+
+ private:
+  bool in_slot(const EwReduction& r) const { return r.how.scalar() || whole_rows_; }
+  const EwProgram& p_;
+  int64_t v_;
+  bool whole_rows_;
+  std::vector<llvm::Value*> acc_, slot_;  // per sum: its array; its slot (in_slot)
+  llvm::Value* c_ = nullptr;              // the segment's broadcast index
 };
 
 }  // namespace msl::jit::codegen

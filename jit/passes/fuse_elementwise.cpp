@@ -27,9 +27,9 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
     throw kernels::ValueError(
         fmt::format("{}: {} shapes for {} sums", name(), sum_shapes_.size(), program_.reductions.size()));
   for (size_t k = 0; k < sum_shapes_.size(); ++k)
-    if (sum_shapes_[k].product() != program_.reductions[k].how.count)
+    if (sum_shapes_[k].product() != program_.reductions[k].how.elements())
       throw kernels::ShapeError(fmt::format("{}: sum {} has shape {} but {} elements", name(), k, sum_shapes_[k].str(),
-                                            program_.reductions[k].how.count));
+                                            program_.reductions[k].how.elements()));
   std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
   std::vector<float*> out_ptrs;
@@ -50,9 +50,9 @@ std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Te
   for (size_t k = 0; k < inputs.size(); ++k) {
     const kernels::Tensor& t = inputs[k];
     // A full input has the cluster's elements; a broadcast one its own
-    // `count`, read contiguously in its own shape.
+    // count * lane, read contiguously in its own shape.
     codegen::EwIndexing how = program_.input_indexing(static_cast<int>(k));
-    int64_t want = how.full() ? shape_.product() : how.count;
+    int64_t want = how.full() ? shape_.product() : how.elements();
     if (t.dtype() != kernels::DType::Float32 || t.numel() != want)
       throw kernels::ShapeError(fmt::format("{}: input {} is {} {}, expected float32 with {} elements", name(), k,
                                               kernels::dtype_name(t.dtype()), t.shape().str(), want));
@@ -100,36 +100,52 @@ bool ew_op(const Node* n, EwOp& op) {
 }
 
 // How a loop over `out` reads an operand of `shape` (see EwIndexing): full
-// when it has out's elements; broadcast when, right-aligned to out, the dims
-// where it is not 1 form one contiguous block of out's dims (dims of size 1
-// in out aside): count is the block's product and inner the product of the
-// dims after it ([C] over [N, C]: (1, C); [1, C, 1, 1] over [N, C, H, W]:
-// (H*W, C); [N, 1] over [N, C]: (C, N)); no dims left: a scalar. nullopt
-// for the rest ([C, 1, W] over [N, C, H, W] would need two divisions).
+// when it has out's elements; broadcast when, right-aligned to out and
+// leaving aside the dims of size 1 in out, the operand's dims that are not
+// 1 are
+//   one contiguous block: count is the block's product and inner the
+//       product of the dims after it ([C] over [N, C]: (1, C); [1, C, 1, 1]
+//       over [N, C, H, W]: (H*W, C); [N, 1] over [N, C]: (C, N));
+//   a block and a trailing block that ends at out's last dim, only
+//       broadcast dims between them: count and lane are the blocks'
+//       products, inner the product of the dims after the first block
+//       (a channel-blocked per-channel operand [1, C/16, 1, 1, 16] over
+//       [N, C/16, H, W, 16]: (H*W*16, C/16, 16));
+// no dims left: a scalar. nullopt for the rest ([C, 1, W, 1] over [N, C,
+// H, W, 2] would need three divisions).
 std::optional<codegen::EwIndexing> indexing_of(const kernels::Dims& shape, const kernels::Dims& out) {
   if (shape.size() > out.size()) return std::nullopt;
   if (shape == out) return codegen::EwIndexing{};
-  int offset = out.size() - shape.size(), first = -1, last = -1;
+  // The runs of kept (operand dim == out dim) and broadcast (operand dim 1)
+  // dims, dims of size 1 in out skipped: [first, last] is the first kept
+  // run, [lane_first, out.size()) the trailing one.
+  const int offset = out.size() - shape.size();
+  int first = -1, last = -1, lane_first = -1;
   bool broadcast_after_first = false;
   for (int d = 0; d < out.size(); ++d) {
     int64_t sd = d < offset ? 1 : shape[d - offset], od = out[d];
     if (sd != od && sd != 1) return std::nullopt;
     if (od == 1) continue;
     if (sd == 1) {
+      if (lane_first >= 0) return std::nullopt;  // a broadcast dim after the trailing block
       broadcast_after_first = first >= 0;
       continue;
     }
-    if (broadcast_after_first) return std::nullopt;
     if (first < 0) first = d;
-    last = d;
+    if (!broadcast_after_first)
+      last = d;
+    else if (lane_first < 0)
+      lane_first = d;
   }
   if (first < 0) return codegen::EwIndexing{1, 1};
-  int64_t count = 1, inner = 1;
+  int64_t count = 1, inner = 1, lane = 1;
   for (int d = first; d <= last; ++d) count *= out[d];
   for (int d = last + 1; d < out.size(); ++d) inner *= out[d];
-  if (count == out.product()) return codegen::EwIndexing{};
+  if (lane_first >= 0)
+    for (int d = lane_first; d < out.size(); ++d) lane *= out[d];
+  if (count * lane == out.product()) return codegen::EwIndexing{};
   if (inner < 1 || count < 1) return std::nullopt;  // no elements
-  return codegen::EwIndexing{inner, count};
+  return codegen::EwIndexing{inner, count, lane}.normalized();
 }
 
 // Adds a node's broadcast pattern to a cluster's: full and scalars fit any,
@@ -226,10 +242,12 @@ class Fuser {
 
   // How a loop over `shape` sums into r when r is a float32 reduce_sum of
   // an operand of that shape whose kept elements are one EwIndexing
-  // pattern: the kept dims (the rest as 1), right-aligned like a broadcast
-  // operand, form one block ([N, C, H, W] over (0, 2, 3): (H*W, C); [N, C]
-  // over 0: (1, C); everything: a scalar). nullopt otherwise, and when
-  // only dims of size 1 are reduced (nothing to sum).
+  // pattern: the kept dims (the rest as 1), read like a broadcast operand,
+  // form one block ([N, C, H, W] over (0, 2, 3): (H*W, C); [N, C] over 0:
+  // (1, C); everything: a scalar) or a block and a trailing block
+  // ([N, C/16, H, W, 16] over (0, 2, 3): (H*W*16, C/16, 16)); the result's
+  // elements are in that order. nullopt otherwise, and when only dims of
+  // size 1 are reduced (nothing to sum).
   std::optional<codegen::EwIndexing> sum_pattern(const Node* r, const kernels::Dims& shape) const {
     const ir::PrimRef* p = r->is_apply() ? r->callee()->as_prim() : nullptr;
     if (!p || p->prim != kernels::Prim::reduce_sum || r->num_args() != 1) return std::nullopt;
@@ -248,7 +266,7 @@ class Fuser {
     kernels::Dims kept;
     for (int d = 0; d < rank; ++d) kept.push_back(axes.empty() || reduced[static_cast<size_t>(d)] ? 1 : shape[d]);
     std::optional<codegen::EwIndexing> how = indexing_of(kept, shape);
-    if (!how || how->full() || t->shape.product() != how->count) return std::nullopt;
+    if (!how || how->full() || t->shape.product() != how->elements()) return std::nullopt;
     return how;
   }
 

@@ -12,7 +12,11 @@
 //     in a way one loop reads with a per-thread division only: right-
 //     aligned, its dims that are not 1 are one contiguous block of the
 //     result's (a bias [C] over [N, C], [1, C, 1, 1] over [N, C, H, W],
-//     [N, 1] over [N, C], a tensor scalar); see EwIndexing;
+//     [N, 1] over [N, C], a tensor scalar), or such a block and a trailing
+//     block that ends at the last dim (a "lane": the per-channel operand
+//     [1, C/16, 1, 1, 16] of a channel-blocked [N, C/16, H, W, 16] tensor,
+//     what the layout pass makes of [1, C, 1, 1] over NCHW); see
+//     EwIndexing;
 //   * a connected group of fusible nodes of one shape is one cluster when
 //     no path leaves it and comes back (it is convex) and its broadcast
 //     operands share one pattern (scalars aside); otherwise clusters grow
@@ -28,7 +32,8 @@
 //     scalar) and its result does not lead back into the cluster
 //     (softmax's sum, which its division reads, joins the exponentials'
 //     loop instead); the loop accumulates it (elementwise_reduce.h), so a
-//     dy only summed is never stored;
+//     dy only summed is never stored (a channel-blocked batch norm's
+//     per-channel sums over [N, C/16, H, W, 16] keep a lane pattern);
 //   * every member used outside the cluster (its sums aside) is an output,
 //     so values a gradient's several results share are computed once in
 //     one loop;
@@ -39,10 +44,11 @@
 // What it does not do (yet): two broadcast patterns in one loop (an outer
 // sum [N, 1] + [1, C] is split; a bias gradient beside a row statistic
 // [N, 1], as in the gradient of softmax_cross_entropy with label
-// smoothing, stays a reduce_sum kernel), operands broadcast in several
-// blocks ([C, 1, W] over [N, C, H, W]), other dtypes, other reductions
-// (max, min; sums over axes that keep two blocks); matmul/conv epilogues
-// are fuse_epilogue's.
+// smoothing, stays a reduce_sum kernel), operands broadcast in blocks
+// other than the two above ([C, 1, W, 1] over [N, C, H, W, 2]), other
+// dtypes, other reductions (max, min; sums over axes that keep blocks
+// other than a broadcast operand's); matmul/conv epilogues are
+// fuse_epilogue's.
 #pragma once
 
 #include <cstddef>

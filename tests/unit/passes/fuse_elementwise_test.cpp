@@ -3,9 +3,11 @@
 // scale and shift, a row statistic [N, 1] and a tensor scalar join one
 // cluster whose program reads them as (i / inner) % count, and the fused
 // node computes what the op-by-op graph computes on the debug-mode
-// executor (non-contiguous inputs included); two patterns or a broadcast in
-// two blocks split or stop the cluster; inputs of the wrong size are a
-// ShapeError, not a read out of bounds.
+// executor (non-contiguous inputs included); a channel-blocked batch-norm
+// gradient's per-channel operands [1, C/b, 1, 1, b] are one lane pattern
+// of one loop, which also computes its per-channel sums; two patterns or a
+// broadcast in three blocks split or stop the cluster; inputs of the wrong size are a ShapeError, not a read out
+// of bounds.
 #include "jit/passes/fuse_elementwise.h"
 
 #include <doctest/doctest.h>
@@ -168,7 +170,7 @@ TEST_CASE("broadcasts one loop cannot index stay out of clusters") {
   CHECK(contains(two.text, "add("));
   CHECK(two.nodes.at(0)->program().broadcast() == codegen::EwIndexing{1, 8});
 
-  // [C, 1, W] over [N, C, H, W] needs two divisions: its add is not fused.
+  // [C, 1, W, 1] over [N, C, H, W, 2] is three blocks: its add is not fused.
   Fusion blocks(R"(subgraph @f(%para1_x, %para2_b) {
   %0 = add(%para1_x, %para2_b)
   %1 = relu(%0)
@@ -176,7 +178,7 @@ TEST_CASE("broadcasts one loop cannot index stay out of clusters") {
   return(%2)
 }
 )",
-                {Dims{2, 3, 4, 5}, Dims{3, 1, 5}});
+                {Dims{2, 3, 4, 5, 2}, Dims{3, 1, 5, 1}});
   CHECK(blocks.clusters == 1);
   CHECK(contains(blocks.text, "add("));
   CHECK(!contains(blocks.text, "relu("));
@@ -190,6 +192,43 @@ TEST_CASE("broadcasts one loop cannot index stay out of clusters") {
 )",
                {Dims{5, 1}, Dims{1, 8}});
   CHECK(outer.clusters == 0);
+}
+
+TEST_CASE("channel-blocked per-channel operands are a lane pattern of one loop") {
+  // (x - mean) * rstd * g + dy over [N, C/8, H, W, 8], the statistics and
+  // g of shape [1, C/8, 1, 1, 8]: ((i / H*W*8) % (C/8)) * 8 + i % 8.
+  const std::string bn = R"(subgraph @f(%para1_x, %para2_m, %para3_r, %para4_g, %para5_dy) {
+  %0 = sub(%para1_x, %para2_m)
+  %1 = mul(%0, %para3_r)
+  %2 = mul(%1, %para4_g)
+  %3 = add(%2, %para5_dy)
+  return(%3)
+}
+)";
+  const Dims x{2, 3, 4, 5, 8}, c{1, 3, 1, 1, 8};
+  Fusion blocked(bn, {x, c, c, c, x});
+  CHECK(blocked.clusters == 1);
+  CHECK(blocked.nodes.size() == 1);
+  CHECK(blocked.ran_fused);
+  CHECK(blocked.nodes.at(0)->program().broadcast() == codegen::EwIndexing{160, 3, 8});
+  CHECK(contains(blocked.nodes.at(0)->program().text(), "input 1 at ((i / 160) % 3) * 8 + i % 8\n"));
+
+  // Per-sample, per-channel operands [N, C/8, 1, 1, 8]: the first block is
+  // N * C/8.
+  Fusion per_sample(bn, {x, Dims{2, 3, 1, 1, 8}, Dims{2, 3, 1, 1, 8}, Dims{2, 3, 1, 1, 8}, x});
+  CHECK(per_sample.ran_fused);
+  CHECK(per_sample.nodes.at(0)->program().broadcast() == codegen::EwIndexing{160, 6, 8});
+
+  // [C, 1, W] over [N, C, H, W]: a block and a trailing block of W.
+  Fusion trailing(R"(subgraph @f(%para1_x, %para2_b) {
+  %0 = add(%para1_x, %para2_b)
+  %1 = relu(%0)
+  return(%1)
+}
+)",
+                  {Dims{2, 3, 4, 5}, Dims{3, 1, 5}});
+  CHECK(trailing.ran_fused);
+  CHECK(trailing.nodes.at(0)->program().broadcast() == codegen::EwIndexing{20, 3, 5});
 }
 
 TEST_CASE("a fused node reads non-contiguous inputs and rejects inputs of another size") {
@@ -414,11 +453,12 @@ TEST_CASE("a summed value used elsewhere stays an output; the sum of a matmul's 
 }
 
 TEST_CASE("sums the loop cannot compute stay kernels") {
-  // Over the channel only ([N, 1, H, W] kept: two blocks), and a reduce_max.
+  // Over the channel and the width ([N, 1, H, 1] kept: three blocks), and
+  // a reduce_max.
   SumFusion blocks(R"(subgraph @f(%para1_x) {
   %0 = relu(%para1_x)
   %1 = mul(%0, 2.0)
-  %2 = reduce_sum[axes=(1,), keep_dims=True](%1)
+  %2 = reduce_sum[axes=(1, 3), keep_dims=True](%1)
   %3 = reduce_max[axes=(0, 2, 3), keep_dims=False](%1)
   %4 = make_tuple(%2, %3)
   return(%4)
@@ -454,6 +494,48 @@ TEST_CASE("sums the loop cannot compute stay kernels") {
                 {{DType::Float64, Dims{4, 6}}, {DType::Float64, Dims{4, 6}}});
   CHECK(f64.clusters == 0);
   CHECK(contains(f64.text, "reduce_sum"));
+}
+
+TEST_CASE("per-channel sums of a channel-blocked tensor join its loop as lane sums") {
+  // A channel-blocked batch norm gradient's sums over (0, 2, 3): of
+  // (x - mean) * dy and of dy (keep_dims and not), beside a total; at
+  // shapes whose loops take vectors of whole rows (lanes of 8), a tile
+  // (2x1 maps) and vectors of parts of rows (lanes of 80).
+  for (Dims x : {Dims{2, 3, 4, 5, 8}, Dims{4, 3, 2, 1, 8}, Dims{2, 3, 2, 1, 80}}) {
+    CAPTURE(x.str());
+    const Dims c{1, x[1], 1, 1, x[4]};
+    SumFusion bn(R"(subgraph @f(%para1_x, %para2_m, %para3_dy) {
+  %0 = sub(%para1_x, %para2_m)
+  %1 = mul(%0, %para3_dy)
+  %2 = reduce_sum[axes=(0, 2, 3), keep_dims=True](%1)
+  %3 = reduce_sum[axes=(0, 2, 3), keep_dims=False](%para3_dy)
+  %4 = reduce_sum[axes=(), keep_dims=False](%1)
+  %5 = make_tuple(%2, %3, %4)
+  return(%5)
+}
+)",
+                 {f32_of(x), f32_of(c), f32_of(x)});
+    CHECK(bn.clusters == 1);
+    CHECK(!contains(bn.text, "reduce_sum"));
+    CHECK(bn.program().outputs.empty());  // (x - mean) * dy is only summed
+    REQUIRE(bn.program().reductions.size() == 3);
+    const codegen::EwIndexing lanes{x[2] * x[3] * x[4], x[1], x[4]};
+    CHECK(bn.program().broadcast() == lanes);
+    CHECK(bn.program().reductions[0].how == lanes);
+    CHECK(bn.program().reductions[2].how.scalar());
+  }
+  // Over the channel only: [N, 1, H, W] kept is a block and a trailing
+  // block of H * W.
+  SumFusion rows(R"(subgraph @f(%para1_x) {
+  %0 = relu(%para1_x)
+  %1 = mul(%0, 2.0)
+  %2 = reduce_sum[axes=(1,), keep_dims=True](%1)
+  return(%2)
+}
+)",
+                 {f32_of({2, 3, 4, 5})});
+  CHECK(!contains(rows.text, "reduce_sum"));
+  CHECK(rows.program().reductions.at(0).how == codegen::EwIndexing{60, 2, 20});
 }
 
 TEST_CASE("softmax's sum, which its division reads, is computed by the loop of the exponentials") {

@@ -3,7 +3,8 @@
 // trip and computes the same on the debug-mode executor; truncated or
 // damaged bytes at every offset are an error (or, for a flipped payload
 // byte the format cannot tell, still a valid graph), never a crash; graphs
-// that are not flat are refused with the reason.
+// that are not flat are refused with the reason; a fused loop's lane
+// pattern reads back, a malformed one is refused.
 #include "jit/graph_serialize.h"
 
 #include <doctest/doctest.h>
@@ -152,6 +153,43 @@ TEST_CASE("an EwProgram's bytes (two outputs, a sum) read back field for field; 
   write_ew_program(bad_bytes, bad);
   pos = 0;
   CHECK_FALSE(parse_ew_program(bad_bytes, pos, q));
+}
+
+TEST_CASE("an EwProgram's lane patterns read back; a lane that does not divide inner is refused") {
+  // A channel-blocked scale [1, 4, 1, 1, 16] over [N, 4, 8, 8, 16], beside
+  // a full input and a scalar; a per-channel sum and a total.
+  codegen::EwProgram p;
+  const codegen::EwIndexing lanes{1024, 4, 16};
+  int x = p.input(0), g = p.input(1, lanes), s = p.input(2, codegen::EwIndexing{1, 1});
+  int y = p.binary(codegen::EwOp::Mul, x, g);
+  p.outputs = {p.binary(codegen::EwOp::Add, y, s)};
+  p.reductions = {codegen::EwReduction{y, lanes}, codegen::EwReduction{x, codegen::EwIndexing{1, 1}}};
+  std::string bytes;
+  write_ew_program(bytes, p);
+  size_t pos = 0;
+  codegen::EwProgram q;
+  REQUIRE(parse_ew_program(bytes, pos, q));
+  CHECK(pos == bytes.size());
+  CHECK(q.input_indexing(1) == lanes);
+  CHECK(q.broadcast() == lanes);
+  CHECK(q.reductions == p.reductions);
+  CHECK(q.text() == p.text());
+  CHECK(q.text().find("input 1 at ((i / 1024) % 4) * 16 + i % 16\n") != std::string::npos);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    size_t at = 0;
+    CHECK_FALSE(parse_ew_program(std::string_view(bytes).substr(0, n), at, q));
+  }
+  // Lanes of 24 over segments of 1000, and lanes of 0, in an input's or a
+  // sum's pattern: validate_program refuses them when they are read.
+  for (int64_t lane : {24, 0})
+    for (bool in_sum : {false, true}) {
+      codegen::EwProgram bad = p;
+      (in_sum ? bad.reductions[0].how : bad.indexing[1]) = codegen::EwIndexing{1000, 4, lane};
+      std::string bad_bytes;
+      write_ew_program(bad_bytes, bad);
+      pos = 0;
+      CHECK_FALSE(parse_ew_program(bad_bytes, pos, q));
+    }
 }
 
 TEST_CASE("an index list reads back, and a list running past the end is refused") {
