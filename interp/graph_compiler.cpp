@@ -15,8 +15,10 @@
 #include "interp/tensor_object.h"
 #include "jit/passes/fuse_elementwise.h"
 #include "jit/passes/fuse_epilogue.h"
+#include "jit/passes/layout_choice.h"
 #include "jit/passes/memory_plan.h"
 #include "jit/passes/pipeline.h"
+#include "kernels/activation_block.h"
 #include "kernels/dump.h"
 #include "lang/ir/dot.h"
 #include "lang/ir/printer.h"
@@ -726,6 +728,14 @@ void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized
     // ReLU into a loop of its own.
     jit::run_fuse_epilogue(module, sp);
     print_after("fuse_epilogue", sp);
+    // After epilogue fusion (its fused contractions take NCHW) and before
+    // elementwise fusion, which then fuses the blocked elementwise ops.
+    jit::LayoutReport layout = jit::run_layout_choice(module, sp, layout_block());
+    print_after("layout_choice", sp);
+    if (layout.blocked > 0)
+      debug("@" + sp.graph->name() + ": layout: " + std::to_string(layout.blocked) + " ops on blocked activations, " +
+            std::to_string(layout.to_blocked) + " reorders into the blocked layout, " +
+            std::to_string(layout.from_blocked) + " back to NCHW");
     if (jit::run_fuse_elementwise(module, sp) > 0 && I.options().emit_llvm) emit_llvm(*sp.graph);
     print_after("fuse_elementwise", sp);
   }
@@ -734,6 +744,10 @@ void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized
   debug("@" + sp.graph->name() + ": memory plan: " + plan.summary());
   if (!save_dir.empty())
     save(name, "primitives", *sp.graph, false, sp.print_options(), "# memory plan: " + plan.summary() + "\n");
+}
+
+int GraphCompiler::layout_block() const {
+  return I.options().activation_layout == "nchw" ? 0 : kernels::activation_block();
 }
 
 void GraphCompiler::print_after(const std::string& pass, const jit::Specialized& sp) {

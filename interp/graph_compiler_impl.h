@@ -124,6 +124,9 @@ class GraphCompiler {
   void compile_primitives(const std::string& name, jit::Specialized& sp);
   // --print-after for the passes after specialization: `sp` with types.
   void print_after(const std::string& pass, const jit::Specialized& sp);
+  // The channel block graph mode keeps activations in (0: NCHW): the CPU's
+  // unless msl --layout nchw; part of the disk cache's key.
+  int layout_block() const;
   // A debug-level message (msl --log-level debug / GLOG_v=0) on stderr.
   void debug(const std::string& message);
   // Which argument of `graph` changed since its last signature (debug).

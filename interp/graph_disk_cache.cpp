@@ -189,8 +189,9 @@ GraphCompiler::CachedRunnable GraphCompiler::load_or_compile(const Compiled& c, 
   // (PYNATIVE_MODE) nothing depends on it, and LLVM is not started.
   std::string key =
       disk_.build_key(I) + (graph_mode ? disk_.target_key() : std::string("target any\n")) +
-      fmt::format("mode {}\ndump {}\nnargs {}\ncallable {}\nsignature {}\n",
-                  graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE", kernels::dumping() ? 1 : 0, c.nargs, fp.digest, sig);
+      fmt::format("mode {}\ndump {}\nlayout {}\nnargs {}\ncallable {}\nsignature {}\n",
+                  graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE", kernels::dumping() ? 1 : 0, layout_block(), c.nargs,
+                  fp.digest, sig);
   std::string why;
   std::optional<GraphDiskCache::Entry> e;
   auto start = std::chrono::steady_clock::now();

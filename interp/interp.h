@@ -62,6 +62,10 @@ class Interp {
     std::string graph_mode = "graph";
     std::string save_graphs_dir;
     std::string print_after;
+    // msl --layout: "auto" keeps graph mode's activations in the layout
+    // oneDNN's kernels want (jit/passes/layout_choice.h); "nchw" keeps them
+    // NCHW throughout (for comparisons, or to work around a layout bug).
+    std::string activation_layout = "auto";
     // msl --emit=llvm: print the LLVM IR of every fused cluster compiled.
     bool emit_llvm = false;
     // Messages at or above this level go to stderr, on MindSpore's GLOG_v

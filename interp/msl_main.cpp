@@ -37,7 +37,7 @@ int emit_graph_stage(Interp* I, const SourcePtr& source, const std::string& stag
 namespace {
 
 struct CommandLine {
-  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after;
+  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after, layout = "auto";
   bool has_code = false, run = false, profile = false;
   long seed = -1, threads = 0;
   int log_level = -1;  // -1: GLOG_v, else warning
@@ -68,6 +68,8 @@ const char* kUsage =
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
     "                          llvm (runs FILE; prints each fused loop's LLVM IR)\n"
     "  --print-after PASS      print the IR after a compiler pass (or 'all') to stderr\n"
+    "  --layout auto|nchw      graph mode's activation layout: oneDNN's blocked one\n"
+    "                          where it pays (default), or NCHW throughout\n"
     "  --log-level LEVEL       debug, info, warning (default) or error; GLOG_v=0-3 also sets it\n"
     "  -h, --help              show this help\n";
 
@@ -123,6 +125,9 @@ CommandLine parse_args(int argc, char** argv) {
         usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm)");
     } else if (is("--print-after")) {
       cl.print_after = value("--print-after");
+    } else if (is("--layout")) {
+      cl.layout = value("--layout");
+      if (cl.layout != "auto" && cl.layout != "nchw") usage_error("--layout must be 'auto' or 'nchw', not '" + cl.layout + "'");
     } else if (is("--log-level")) {
       cl.log_level = parse_log_level(value("--log-level"));
       if (cl.log_level < 0) usage_error("--log-level must be debug, info, warning or error (or 0-3)");
@@ -200,6 +205,7 @@ int run_job(const CommandLine& cl) {
   opts.graph_mode = cl.mode;
   opts.save_graphs_dir = cl.save_graphs;
   opts.print_after = cl.print_after;
+  opts.activation_layout = cl.layout;
   if (cl.log_level >= 0) {
     opts.log_level = cl.log_level;
   } else if (const char* v = std::getenv("GLOG_v"); v && parse_log_level(v) >= 0) {

@@ -59,7 +59,8 @@ const std::vector<std::string>& pass_names() {
 }
 
 const std::vector<std::string>& backend_pass_names() {
-  static const std::vector<std::string> names{"expand", "fuse_epilogue", "fuse_elementwise", "memory_plan"};
+  static const std::vector<std::string> names{"expand", "fuse_epilogue", "layout_choice", "fuse_elementwise",
+                                                        "memory_plan"};
   return names;
 }
 

@@ -55,7 +55,8 @@ const std::vector<std::string>& pass_names();
 // The passes that run after specialization, on a graph of primitives, in
 // graph mode (interp/graph_compiler.cpp runs them in this order):
 // expand (library calls traced and inlined at the specialized types),
-// fuse_epilogue, fuse_elementwise, memory_plan (reported, not a rewrite).
+// fuse_epilogue, layout_choice, fuse_elementwise, memory_plan (reported, not
+// a rewrite).
 const std::vector<std::string>& backend_pass_names();
 // Both lists: what --print-after accepts (besides "all").
 std::vector<std::string> all_pass_names();
