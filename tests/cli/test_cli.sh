@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `msl` command line: exit statuses (0 ok, 1 MSL error, 2 usage), the
-# `--emit` stages (tokens, ast, anf-opt, grad, llvm), --print-after, --mode,
+# `--emit` stages (tokens, ast, anf-opt, grad, llvm), --print-after, --mode, --layout,
 # --save-graphs, --dump, argv passing, and errors for missing or unreadable
 # files.
 set -u
@@ -49,6 +49,38 @@ check emit-anf-opt 0 "= mul(%para1_x, %para2_y)" -- "$msl" --emit=anf-opt "$tmp/
 check emit-grad 0 '$bprop_mul(%para1_x, %para2_y, %0, %1)' -- "$msl" --emit=grad "$tmp/g.msl"
 check print-after 0 "# IR after cse" -- "$msl" --emit=anf-opt --print-after=cse "$tmp/g.msl"
 check print-after-unknown 2 "unknown pass 'frob' for --print-after" -- "$msl" --print-after=frob -c 'pass'
+check bad-layout 2 "--layout must be 'auto' or 'nchw'" -- "$msl" --layout nhwc -c 'pass'
+# --layout: graph mode's convolutions and batch norms take oneDNN's blocked
+# layout unless --layout nchw; the choice is part of the graph cache's key
+# (an NCHW run after a blocked one compiles its own graph, and the blocked
+# one is still found afterwards).
+cat > "$tmp/conv.msl" <<'EOF2'
+import msl
+from msl import nn, ops, Tensor, context
+context.set_context(mode=context.GRAPH_MODE)
+msl.set_seed(1)
+net = nn.SequentialCell([nn.Conv2d(3, 16, 3), nn.BatchNorm2d(16), nn.ReLU(), nn.Flatten(), nn.Dense(16 * 6 * 6, 2)])
+step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
+                           nn.SGD(net.trainable_params(), 0.01))
+step.set_train()
+x = ops.randn(2, 3, 6, 6)
+print(round(step(x, Tensor([0, 1], msl.int32)).item(), 3), round(step(x, Tensor([0, 1], msl.int32)).item(), 3))
+EOF2
+layout_lines() { "$msl" "$@" --print-after=layout_choice run "$tmp/conv.msl" 2>&1 | grep -c 'layout="nChw' || true; }
+check layout-auto 0 "" -- test "$(layout_lines)" -gt 0
+check layout-nchw 0 "" -- test "$(layout_lines --layout nchw)" = 0
+# "LOSS1 LOSS2 | graphs: C compiled, D from disk cache" of a run.
+graphs_line() {
+  local out
+  out="$(XDG_CACHE_HOME="$tmp/lcache" "$msl" --profile "$@" run "$tmp/conv.msl" 2>&1)"
+  echo "$(echo "$out" | grep -E '^[0-9.]+ [0-9.]+$') | $(echo "$out" | grep '^graphs:')"
+}
+auto_first="$(graphs_line)"
+losses="${auto_first%% |*}"
+check layout-first-run 0 "| graphs: 1 compiled, 0 from disk cache" -- echo "$auto_first"
+check layout-losses 0 "" -- test -n "$losses"
+check layout-cache-miss 0 "" -- test "$(graphs_line --layout nchw)" = "$losses | graphs: 1 compiled, 0 from disk cache"
+check layout-cache-hit 0 "" -- test "$(graphs_line)" = "$losses | graphs: 0 compiled, 1 from disk cache"
 check mode-pynative 0 "1" -- "$msl" --mode pynative -c 'import msl.context as c; print(c.get_context("mode"))'
 printf 'import msl\nfrom msl import Tensor\nprint(msl.grad(lambda x: x * x)(Tensor(3.0)))\n' > "$tmp/sg.msl"
 check save-graphs 0 "value= 6" -- "$msl" --save-graphs "$tmp/graphs" run "$tmp/sg.msl"
