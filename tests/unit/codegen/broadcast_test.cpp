@@ -18,6 +18,7 @@
 #include "random_floats.h"
 
 using namespace msl::jit::codegen;
+using msl::jit::codegen::test::check_range;
 using msl::jit::codegen::test::random_floats;
 
 namespace {
@@ -53,13 +54,6 @@ Data make_data(int64_t n, EwIndexing how) {
   return d;
 }
 
-void check_range(const std::vector<float>& got, const std::vector<double>& want, int64_t begin, int64_t end) {
-  for (int64_t i = 0; i < static_cast<int64_t>(got.size()); ++i) {
-    double w = i >= begin && i < end ? want[static_cast<size_t>(i)] : -7.0;  // -7: untouched
-    INFO("element " << i << ": got " << got[static_cast<size_t>(i)] << ", want " << w);
-    REQUIRE(std::fabs(got[static_cast<size_t>(i)] - w) <= 1e-6 * std::fabs(w) + 1e-6);
-  }
-}
 
 struct ThreadsGuard {
   ~ThreadsGuard() { msl::kernels::set_num_threads(0); }

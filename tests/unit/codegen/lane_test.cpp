@@ -23,6 +23,7 @@
 #include "random_floats.h"
 
 using namespace msl::jit::codegen;
+using msl::jit::codegen::test::check_range;
 using msl::jit::codegen::test::random_floats;
 
 namespace {
@@ -65,13 +66,6 @@ Data make_data(int64_t n, EwIndexing how, int k_inputs) {
   return d;
 }
 
-void check_range(const std::vector<float>& got, const std::vector<double>& want, int64_t begin, int64_t end) {
-  for (int64_t i = 0; i < static_cast<int64_t>(got.size()); ++i) {
-    double w = i >= begin && i < end ? want[static_cast<size_t>(i)] : -7.0;  // -7: untouched
-    INFO("element " << i << ": got " << got[static_cast<size_t>(i)] << ", want " << w);
-    REQUIRE(std::fabs(got[static_cast<size_t>(i)] - w) <= 2e-6 * std::fabs(w) + 1e-6);
-  }
-}
 
 struct Case {
   EwIndexing how;
@@ -165,8 +159,8 @@ TEST_CASE("lane patterns: sub-ranges [begin, end) off the multiples of lane and 
       std::vector<float> out0(static_cast<size_t>(n), -7.0f), out1(static_cast<size_t>(n), -7.0f);
       float* outs[] = {out0.data(), out1.data()};
       fn(in.data(), outs, begin, end);
-      check_range(out0, d.want0, begin, end);
-      check_range(out1, d.want1, begin, end);
+      check_range(out0, d.want0, begin, end, 2e-6);
+      check_range(out1, d.want1, begin, end, 2e-6);
     }
   }
 }
@@ -244,8 +238,8 @@ TEST_CASE("lane patterns of channel-blocked shapes on 1 to 4 threads") {
       std::vector<const float*> in = d.in();
       float* outs[] = {out0.data(), out1.data()};
       ElementwiseJit::instance().run(lane_program(c.how, c.k_inputs), in.data(), outs, c.n);
-      check_range(out0, d.want0, 0, c.n);
-      check_range(out1, d.want1, 0, c.n);
+      check_range(out0, d.want0, 0, c.n, 2e-6);
+      check_range(out1, d.want1, 0, c.n, 2e-6);
     }
   }
 }
@@ -260,8 +254,8 @@ TEST_CASE("a lane loop writes its result over its full input") {
     in[0] = x.data();
     float* outs[] = {x.data(), out1.data()};  // out0 over x
     ElementwiseJit::instance().compile(lane_program(how, 2))(in.data(), outs, 0, n);
-    check_range(x, d.want0, 0, n);
-    check_range(out1, d.want1, 0, n);
+    check_range(x, d.want0, 0, n, 2e-6);
+    check_range(out1, d.want1, 0, n, 2e-6);
   }
 }
 

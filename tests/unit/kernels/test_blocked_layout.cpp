@@ -10,20 +10,13 @@
 #include <string>
 
 #include "kernels/errors.h"
+#include "blocked_test_util.h"
 #include "reference.h"
 
 using namespace msl::kernels;
 using namespace msl::kernels::testing;
 
 namespace {
-
-const char* layout_of_block(int64_t b) { return b == 16 ? "nChw16c" : "nChw8c"; }
-
-Tensor to_blocked(const Tensor& x, int64_t b) {
-  return execute1(Prim::to_blocked, std::span<const Tensor>(&x, 1), Attrs{{"block", b}});
-}
-
-Tensor from_blocked(const Tensor& x) { return execute1(Prim::from_blocked, std::span<const Tensor>(&x, 1)); }
 
 std::vector<Tensor> run(Prim p, std::vector<Tensor> in, const Attrs& attrs) {
   std::vector<Tensor> out;

@@ -14,20 +14,13 @@
 #include <string>
 
 #include "kernels/errors.h"
+#include "blocked_test_util.h"
 #include "reference.h"
 
 using namespace msl::kernels;
 using namespace msl::kernels::testing;
 
 namespace {
-
-const char* layout_of_block(int64_t b) { return b == 16 ? "nChw16c" : "nChw8c"; }
-
-Tensor to_blocked(const Tensor& x, int64_t b) {
-  return execute1(Prim::to_blocked, std::span<const Tensor>(&x, 1), Attrs{{"block", b}});
-}
-
-Tensor from_blocked(const Tensor& x) { return execute1(Prim::from_blocked, std::span<const Tensor>(&x, 1)); }
 
 Tensor run(Prim p, std::vector<Tensor> in, const Attrs& attrs) { return execute1(p, in, attrs); }
 
