@@ -102,9 +102,9 @@ enum class PrimKind : uint8_t { Compute, View, InPlace };
   X(batch_norm_grad, 5, 3, Compute, "epsilon:float layout:str") \
   /* fused contractions: made by graph mode's epilogue fusion (no gradient) */ \
   X(matmul_bias,  3, 1, Compute, "transpose_a:bool transpose_b:bool activation:str") \
-  X(conv2d_bias,  3, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str activation:str") \
-  X(conv2d_bn,    6, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str") \
-  X(conv2d_bn_add,7, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str") \
+  X(conv2d_bias,  3, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str activation:str layout:str") \
+  X(conv2d_bn,    6, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str") \
+  X(conv2d_bn_add,7, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str") \
   /* normalization and losses */ \
   X(softmax,      1, 1, Compute, "axis:int") \
   X(log_softmax,  1, 1, Compute, "axis:int") \

@@ -186,10 +186,14 @@ TEST_CASE("conv2d_bn and conv2d_bn_add: inference batch norm folded into the con
     int64_t groups;
     Dims x, w;
   };
-  // The last: a ResNet block's 3x3 layer with 64 channels, where oneDNN
-  // takes Winograd (with the bias and ReLU as post-ops).
-  const Case cases[] = {
-      {1, {2, 8, 7, 7}, {12, 8, 3, 3}}, {2, {2, 8, 7, 7}, {12, 4, 3, 3}}, {1, {16, 64, 16, 16}, {64, 64, 3, 3}}};
+  // oneDNN with the normalization as post-ops; grouped; a ResNet block's
+  // 3x3 layer with 64 channels, where oneDNN takes Winograd; 3 input
+  // channels, where the few-channel kernel runs on weights the scale is
+  // folded into.
+  const Case cases[] = {{1, {2, 8, 7, 7}, {12, 8, 3, 3}},
+                        {2, {2, 8, 7, 7}, {12, 4, 3, 3}},
+                        {1, {16, 64, 16, 16}, {64, 64, 3, 3}},
+                        {1, {2, 3, 7, 7}, {12, 3, 3, 3}}};
   for (bool relu : {false, true})
     for (bool add : {false, true})
       for (const Case& c : cases) {
