@@ -16,7 +16,9 @@
 // whose channel count is a multiple of the block b:
 //   * conv2d and conv2d_backprop_input produce blocked results and read a
 //     blocked x / dy when one exists (attribute layout="nChw<b>c"; a plain
-//     operand such as a 3-channel image is still accepted);
+//     operand such as a 3-channel image is still accepted); so do the fused
+//     inference contractions conv2d_bias, conv2d_bn and conv2d_bn_add (its
+//     residual read in either layout);
 //     conv2d_backprop_filter reads blocked operands and gives plain weights;
 //   * batch_norm and batch_norm_grad read and produce blocked data,
 //     converting a plain operand in (cheaper than their internal reorders,
@@ -26,6 +28,8 @@
 //     channel operands ([1, C, 1, 1], [N, C, 1, 1]) are reshaped to
 //     [.., C/b, 1, 1, b] (free), operands constant along C to [.., 1];
 //   * max_pool2d and max_pool2d_grad run blocked when an operand is;
+//   * broadcast_to of a per-channel tensor whose users are all elementwise
+//     (a mean's gradient) becomes the blocked view of its reshape;
 //   * reduce_sum/max/min over H and W (or over C) of a blocked tensor
 //     reduce the 5-D tensor and reshape (a global average pool);
 //   * depend passes a blocked value through, tuple_getitem takes item 0 of
@@ -36,10 +40,9 @@
 // Nodes whose operands do not change are kept. New nodes get their types
 // in the specialized types table.
 //
-// Not done: average pooling, grouped convolutions and the fused
-// contractions (conv2d_bias, conv2d_bn) take NCHW; channel counts that are not a multiple
-// of the block stay NCHW (oneDNN would pad them); nested graphs (the pass
-// only runs on graphs without them).
+// Not done: average pooling and grouped convolutions take NCHW; channel
+// counts that are not a multiple of the block stay NCHW (oneDNN would pad
+// them); nested graphs (the pass only runs on graphs without them).
 #pragma once
 
 #include <cstddef>

@@ -234,3 +234,23 @@ TEST_CASE("layout_choice: max pooling and its gradient run blocked when an opera
                {f32({1, 16, 4, 4})}, 16);
   CHECK(plain.report.blocked == 0);
 }
+
+TEST_CASE("layout_choice: an inference ResNet block of fused contractions runs blocked") {
+  // What fuse_epilogue makes of conv -> bn -> relu -> conv -> bn + x -> relu
+  // at inference (var, inputs 5 and 10, positive).
+  Chosen c(R"(subgraph @f(%para1_x, %para2_w, %para3_g, %para4_b, %para5_m, %para6_v, %para7_w2, %para8_g2, %para9_b2, %para10_m2, %para11_v2, %para12_w0, %para13_c) {
+  %0 = conv2d_bias[stride=(1, 1), padding=(1,), dilation=(1, 1), groups=1, pad_mode="pad", activation="relu"](%para1_x, %para12_w0, %para13_c)
+  %1 = conv2d_bn[stride=(1, 1), padding=(1,), dilation=(1, 1), groups=1, pad_mode="pad", epsilon=0.001, activation="relu"](%0, %para2_w, %para3_g, %para4_b, %para5_m, %para6_v)
+  %2 = conv2d_bn_add[stride=(1, 1), padding=(1,), dilation=(1, 1), groups=1, pad_mode="pad", epsilon=0.001, activation="relu"](%1, %para7_w2, %para8_g2, %para9_b2, %para10_m2, %para11_v2, %0)
+  %3 = reduce_sum[axes=(2, 3), keep_dims=False](%2)
+  return(%3)
+}
+)",
+           {f32({2, 3, 5, 5}), f32({16, 16, 3, 3}), f32({16}), f32({16}), f32({16}), f32({16}), f32({16, 16, 3, 3}),
+            f32({16}), f32({16}), f32({16}), f32({16}), f32({16, 3, 3, 3}), f32({1, 16, 1, 1})},
+           16, {5, 10});
+  CHECK(count(c.text, R"(activation="relu", layout="nChw16c"])") == 3);
+  CHECK(count(c.text, "-> Tensor[Float32](2, 1, 5, 5, 16)") == 3);
+  CHECK(c.report.to_blocked == 0);
+  CHECK(c.report.from_blocked == 0);  // the pool reduces the blocked tensor
+}
