@@ -1,9 +1,9 @@
 // Epilogue fusion: a matmul or conv2d followed by its bias add or an
 // inference batch norm (then perhaps a residual add), and/or a ReLU, becomes
 // one fused contraction primitive (kernels/dnnl_fused.cpp), whose oneDNN
-// kernel applies the bias, the residual and the ReLU while the output is
-// still in registers, and folds the batch norm into the convolution's
-// weights and bias.
+// kernel applies the bias (or the batch norm's per-channel scale and
+// shift), the residual and the ReLU while the output is still in
+// registers.
 //
 // Patterns, on the root graph of a specialized graph of primitives (after
 // expansion, before elementwise fusion):
