@@ -12,6 +12,7 @@
 #include <random>
 
 #include "../specialize/spec_test_util.h"
+#include "random_args.h"
 #include "interp/graph_executor.h"
 
 using namespace msl;
@@ -23,14 +24,6 @@ using kernels::DType;
 using kernels::Tensor;
 
 namespace {
-
-Tensor random_input(std::mt19937& rng, const AbsValue& type, double lo = -1, double hi = 1) {
-  const AbsTensor& t = *type.get_if<AbsTensor>();
-  Tensor out(t.dtype, t.shape);
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (int64_t i = 0; i < out.numel(); ++i) kernels::store_from_double(out.raw(), t.dtype, i, u(rng));
-  return out;
-}
 
 std::vector<double> values(const exec::RtValue& v) {
   const Tensor& t = v.tensor();
@@ -47,12 +40,7 @@ struct Fused {
   Fused(const std::string& ir_text, const std::vector<AbsValue>& types, std::vector<int> positive = {}) {
     Parsed p(ir_text);
     Specialized s = p.run(types);
-    std::mt19937 rng(7);
-    std::vector<exec::RtValue> args;
-    for (size_t i = 0; i < types.size(); ++i) {
-      bool pos = std::find(positive.begin(), positive.end(), int(i)) != positive.end();
-      args.push_back(random_input(rng, types[i], pos ? 0.5 : -1, pos ? 2 : 1));
-    }
+    std::vector<exec::RtValue> args = jit::test::random_args(types, positive, 7);
     std::vector<double> before = values(exec::run_graph(*s.graph, args));
     count = run_fuse_epilogue(p.m, s);
     for (const std::string& e : ir::verify_module(p.m)) FAIL_CHECK(e);

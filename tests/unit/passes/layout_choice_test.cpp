@@ -12,6 +12,7 @@
 #include <random>
 
 #include "../specialize/spec_test_util.h"
+#include "random_args.h"
 #include "interp/graph_executor.h"
 
 using namespace msl;
@@ -22,14 +23,6 @@ using kernels::DType;
 using kernels::Tensor;
 
 namespace {
-
-Tensor random_input(std::mt19937& rng, const AbsValue& type, double lo, double hi) {
-  const AbsTensor& t = *type.get_if<AbsTensor>();
-  Tensor out(t.dtype, t.shape);
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (int64_t i = 0; i < out.numel(); ++i) kernels::store_from_double(out.raw(), t.dtype, i, u(rng));
-  return out;
-}
 
 // Every tensor of a result (a tensor or a tuple of them), flattened.
 void collect(const exec::RtValue& v, std::vector<double>& out) {
@@ -55,12 +48,7 @@ struct Chosen {
   Chosen(const std::string& ir_text, const std::vector<AbsValue>& types, int block, std::vector<int> positive = {}) {
     Parsed p(ir_text);
     Specialized s = p.run(types);
-    std::mt19937 rng(11);
-    std::vector<exec::RtValue> args;
-    for (size_t i = 0; i < types.size(); ++i) {
-      bool pos = std::find(positive.begin(), positive.end(), int(i)) != positive.end();
-      args.push_back(random_input(rng, types[i], pos ? 0.5 : -1, pos ? 2 : 1));
-    }
+    std::vector<exec::RtValue> args = jit::test::random_args(types, positive, 11);
     std::vector<double> before, after;
     collect(exec::run_graph(*s.graph, args), before);
     report = run_layout_choice(p.m, s, block);
