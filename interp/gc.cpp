@@ -89,6 +89,10 @@ void GcHeap::track(Object* o) {
   if (++h->allocations_ == h->threshold_ && h->request_) h->request_(h->owner_);
 }
 
+void GcHeap::track_native(Object* o) {
+  if (current_heap && !o->gc_prev) track(o);
+}
+
 void GcHeap::untrack(Object* o) {
   o->gc_prev->gc_next = o->gc_next;
   o->gc_next->gc_prev = o->gc_prev;

@@ -42,6 +42,12 @@ class GcHeap {
   // Called from Object's constructor and destructor.
   static void track(Object* o);
   static void untrack(Object* o);
+  // Tracks a native object that holds references (NativeData is not a
+  // container kind: tensors hold none, and tracking every one would slow
+  // collections), in the heap active on this thread, if any. Without it a
+  // cycle through the object (a Cell holding its own compiled function,
+  // msl.jit(self)) is never freed.
+  static void track_native(Object* o);
 
  private:
   Object head_{Kind::Str};  // sentinel of the circular list (a non-container kind: never tracked)

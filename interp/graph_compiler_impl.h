@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interp/gc.h"
 #include "interp/graph_compiler.h"
 #include "interp/graph_disk_cache.h"
 #include "interp/graph_executor.h"
@@ -45,14 +46,19 @@ struct Compiled {
 };
 
 // The objects msl.jit / the gradient API return.
+// Both are tracked by the cycle collector: a Cell keeps its compiled
+// construct (msl.jit(self)) and a training Cell its gradient function, and
+// each holds the Cell back.
 struct JitFunctionObj final : NativeData {
-  JitFunctionObj(Ref<Class> c, Value f) : NativeData(std::move(c)), fn(std::move(f)) {}
+  JitFunctionObj(Ref<Class> c, Value f) : NativeData(std::move(c)), fn(std::move(f)) { GcHeap::track_native(this); }
   Value fn;
   void traverse(GcVisitor& v) override { v.visit(fn); }
   void gc_clear() override { fn = Value(); }
 };
 struct GradFunctionObj final : NativeData {
-  GradFunctionObj(Ref<Class> c, Value f, GradSpec s) : NativeData(std::move(c)), fn(std::move(f)), spec(std::move(s)) {}
+  GradFunctionObj(Ref<Class> c, Value f, GradSpec s) : NativeData(std::move(c)), fn(std::move(f)), spec(std::move(s)) {
+    GcHeap::track_native(this);
+  }
   Value fn;
   GradSpec spec;
   void traverse(GcVisitor& v) override {

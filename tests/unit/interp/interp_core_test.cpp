@@ -300,6 +300,30 @@ TEST_CASE("the cycle collector frees garbage cycles and nothing alive") {
   CHECK(out == "kept True kept\n");
 }
 
+TEST_CASE("the cycle collector frees cycles through msl.jit and gradient function objects") {
+  // A Cell keeps msl.jit(self) (its compiled construct): the native object
+  // holds the bound method, which holds the Cell. Uncompiled here, so
+  // nothing else refers to them.
+  std::string out;
+  Interp::Options opts = quiet_options(&out);
+  opts.stdlib_dir = (std::filesystem::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal().string();
+  Interp I(opts);
+  I.run_source(std::make_shared<SourceFile>("t.msl",
+                                            "import gc\n"
+                                            "import msl\n"
+                                            "gc.collect()\n"
+                                            "class Holder:\n"
+                                            "    def f(self, x):\n"
+                                            "        return x\n"
+                                            "for i in range(100):\n"
+                                            "    h = Holder()\n"
+                                            "    h.jitted = msl.jit(h.f)\n"
+                                            "    h.grad = msl.grad(h.f)\n"
+                                            "h = None\n"));
+  // 100 × (instance, its two bound methods, the two function objects).
+  CHECK(I.collect_garbage() == 500);
+}
+
 TEST_CASE("automatic collection keeps cyclic garbage bounded") {
   std::string out;
   Interp I(quiet_options(&out));
