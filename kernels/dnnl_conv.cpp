@@ -296,10 +296,6 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_arg, const Tensor&
   onednn::convert_from_float32(o.data<float>(), out);
 }
 
-}  // namespace
-
-namespace {
-
 // A call's geometry (from the logical shapes), its operands' blocking and
 // its result's shape.
 struct Call {

@@ -146,11 +146,11 @@ class LayoutChooser {
       else
         switch (pr->prim) {
           case Prim::conv2d:
-          case Prim::conv2d_backprop_input: done = conv(n, *pr); break;
-          case Prim::conv2d_backprop_filter: done = conv_filter(n, *pr); break;
+          case Prim::conv2d_backprop_input:
           case Prim::conv2d_bias:
           case Prim::conv2d_bn:
-          case Prim::conv2d_bn_add: done = fused_conv(n, *pr); break;
+          case Prim::conv2d_bn_add: done = conv(n, *pr); break;
+          case Prim::conv2d_backprop_filter: done = conv_filter(n, *pr); break;
           case Prim::batch_norm: done = batch_norm(n, *pr, 1); break;
           case Prim::batch_norm_grad: done = batch_norm(n, *pr, 2); break;
           case Prim::reduce_sum: case Prim::reduce_max: case Prim::reduce_min: done = reduce(n, *pr); break;
@@ -189,21 +189,12 @@ class LayoutChooser {
 
   bool single_group(const ir::PrimRef& pr) const { return pr.attrs.get_int("groups", 1) == 1; }
 
-  // conv2d (x, w) and conv2d_backprop_input (dy, w): a blocked result, the
-  // activation operand blocked where it is.
-  bool conv(Node* n, const ir::PrimRef& pr) {
-    const AbsTensor* y = tensor_of(n);
-    const AbsTensor* x = tensor_of(n->arg(0));
-    if (!blockable(y) || !x || x->dtype != y->dtype || x->shape.size() != 4 || !single_group(pr)) return false;
-    blocked_[n] = emit(pr.prim, {either(n->arg(0)), plain(n->arg(1))}, with_layout(pr), n, blocked_type(*y));
-    return true;
-  }
-
-  // The fused inference contractions (conv2d_bias, conv2d_bn, conv2d_bn_add
-  // of fuse_epilogue): x and conv2d_bn_add's residual (its last operand)
-  // read as they are, the result blocked; weights and per-channel
+  // conv2d (x, w), conv2d_backprop_input (dy, w) and the fused inference
+  // contractions of fuse_epilogue (conv2d_bias, conv2d_bn, conv2d_bn_add):
+  // the activation operand, and conv2d_bn_add's residual (its last), read
+  // blocked where they are, the result blocked; weights and per-channel
   // parameters as they were.
-  bool fused_conv(Node* n, const ir::PrimRef& pr) {
+  bool conv(Node* n, const ir::PrimRef& pr) {
     const AbsTensor* y = tensor_of(n);
     const AbsTensor* x = tensor_of(n->arg(0));
     if (!blockable(y) || !x || x->dtype != y->dtype || x->shape.size() != 4 || !single_group(pr)) return false;
