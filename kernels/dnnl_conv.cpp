@@ -312,12 +312,12 @@ Dims activation(const char* op, const char* what, const Dims& shape, int64_t blo
 }
 
 Call forward_call(const Attrs& attrs, const Dims& x, const Dims& w) {
-  const char* op = "conv2d";
-  int64_t block = layout_block(op, attrs);
+  ForwardConvCall f = forward_conv_call("conv2d", x, w, attrs);
   Call c;
-  c.g = conv_geometry(op, activation(op, "input", x, block, c.bl, 0), w, attrs);
-  c.out_shape = c.g.y_shape();
-  if (block) c.out_shape = blocked_shape(op, "output", c.out_shape, block), c.bl.b[2] = block;
+  c.g = f.g;
+  c.bl.b[0] = f.x_block;
+  c.bl.b[2] = f.y_block;
+  c.out_shape = f.out_shape;
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/blocked_layout.h"
 #include "kernels/errors.h"
 
 namespace msl::kernels {
@@ -28,6 +29,16 @@ ConvGeom conv_geometry(const char* op, const Dims& xs, const Dims& ws, const Att
     throw ShapeError(fmt::format("{}: the kernel must not be empty, got weight {}", op, ws.str()));
   g.win = make_window(op, attrs, g.h, g.w, g.kh, g.kw, true);
   return g;
+}
+
+ForwardConvCall forward_conv_call(const char* op, const Dims& x, const Dims& w, const Attrs& attrs) {
+  int64_t block = layout_block(op, attrs);
+  ForwardConvCall c;
+  c.g = conv_geometry(op, block ? logical_shape(op, "input", x, block, true) : x, w, attrs);
+  c.x_block = block && x.size() == 5 ? block : 0;
+  c.y_block = block;
+  c.out_shape = block ? blocked_shape(op, "output", c.g.y_shape(), block) : c.g.y_shape();
+  return c;
 }
 
 namespace onednn {

@@ -38,6 +38,17 @@ struct ConvGeom {
 // attributes; ShapeError/ValueError naming `op` for shapes that do not fit.
 ConvGeom conv_geometry(const char* op, const Dims& xs, const Dims& ws, const Attrs& attrs);
 
+// A forward convolution's call under the `layout` attribute
+// (blocked_layout.h), shared by conv2d and the fused convolutions: the
+// geometry of x's logical shape, the block of x (0: plain) and of the
+// result (0 without a layout), and the result's shape (blocked with one).
+struct ForwardConvCall {
+  ConvGeom g;
+  int64_t x_block = 0, y_block = 0;
+  Dims out_shape;
+};
+ForwardConvCall forward_conv_call(const char* op, const Dims& x, const Dims& w, const Attrs& attrs);
+
 namespace onednn {
 
 // A weight [O, C/g, kh, kw] in oneDNN's grouped form [g, O/g, C/g, kh, kw]

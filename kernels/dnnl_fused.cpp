@@ -146,13 +146,14 @@ struct FusedConvCall {
 };
 
 FusedConvCall fused_conv_call(const char* op, const Dims& x, const Dims& w, const Dims* residual, const Attrs& attrs) {
-  int64_t block = layout_block(op, attrs);
+  ForwardConvCall f = forward_conv_call(op, x, w, attrs);
+  const int64_t block = f.y_block;
   FusedConvCall c;
-  c.g = conv_geometry(op, block ? logical_shape(op, "input", x, block, true) : x, w, attrs);
-  Dims y = c.g.y_shape();
-  c.out_shape = block ? blocked_shape(op, "output", y, block) : y;
-  c.bl.x = block && x.size() == 5 ? block : 0;
+  c.g = f.g;
+  c.out_shape = f.out_shape;
+  c.bl.x = f.x_block;
   c.bl.y = block;
+  Dims y = c.g.y_shape();
   if (residual) {
     Dims r = block ? logical_shape(op, "residual", *residual, block, true) : *residual;
     if (r != y)
