@@ -125,6 +125,38 @@ TEST_CASE("a fused graph with every kind of constant round-trips and computes th
   }
 }
 
+namespace {
+
+// `p` written and read back: the whole of the bytes read, the same text and
+// sums, and every truncation of the bytes refused.
+codegen::EwProgram read_back(const codegen::EwProgram& p) {
+  std::string bytes;
+  write_ew_program(bytes, p);
+  size_t pos = 0;
+  codegen::EwProgram q;
+  REQUIRE(parse_ew_program(bytes, pos, q));
+  CHECK(pos == bytes.size());
+  CHECK(q.text() == p.text());
+  CHECK(q.reductions == p.reductions);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    size_t at = 0;
+    codegen::EwProgram cut;
+    CHECK_FALSE(parse_ew_program(std::string_view(bytes).substr(0, n), at, cut));
+  }
+  return q;
+}
+
+// Whether the bytes of `p` read back (validate_program runs on reading).
+bool parses(const codegen::EwProgram& p) {
+  std::string bytes;
+  write_ew_program(bytes, p);
+  size_t pos = 0;
+  codegen::EwProgram q;
+  return parse_ew_program(bytes, pos, q);
+}
+
+}  // namespace
+
 TEST_CASE("an EwProgram's bytes (two outputs, a sum) read back field for field; bad operands are refused") {
   codegen::EwProgram p;
   int a = p.input(0), b = p.input(1, {3, 4});
@@ -133,26 +165,12 @@ TEST_CASE("an EwProgram's bytes (two outputs, a sum) read back field for field; 
   int m = p.binary(codegen::EwOp::Mul, b, c);
   p.outputs = {p.binary(codegen::EwOp::Max, t, m), t};
   p.reductions = {codegen::EwReduction{m, {3, 4}}};
-  std::string bytes;
-  write_ew_program(bytes, p);
-  size_t pos = 0;
-  codegen::EwProgram q;
-  REQUIRE(parse_ew_program(bytes, pos, q));
-  CHECK(pos == bytes.size());
-  CHECK(q.text() == p.text());
+  codegen::EwProgram q = read_back(p);
   CHECK(q.outputs == p.outputs);
-  CHECK(q.reductions == p.reductions);
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    size_t at = 0;
-    CHECK_FALSE(parse_ew_program(std::string_view(bytes).substr(0, n), at, q));
-  }
   // An operand that is not an earlier value (value 2, tanh, reading value 5).
   codegen::EwProgram bad = p;
   bad.values[2].a = 5;
-  std::string bad_bytes;
-  write_ew_program(bad_bytes, bad);
-  pos = 0;
-  CHECK_FALSE(parse_ew_program(bad_bytes, pos, q));
+  CHECK_FALSE(parses(bad));
 }
 
 TEST_CASE("an EwProgram's lane patterns read back; a lane that does not divide inner is refused") {
@@ -164,31 +182,17 @@ TEST_CASE("an EwProgram's lane patterns read back; a lane that does not divide i
   int y = p.binary(codegen::EwOp::Mul, x, g);
   p.outputs = {p.binary(codegen::EwOp::Add, y, s)};
   p.reductions = {codegen::EwReduction{y, lanes}, codegen::EwReduction{x, codegen::EwIndexing{1, 1}}};
-  std::string bytes;
-  write_ew_program(bytes, p);
-  size_t pos = 0;
-  codegen::EwProgram q;
-  REQUIRE(parse_ew_program(bytes, pos, q));
-  CHECK(pos == bytes.size());
+  codegen::EwProgram q = read_back(p);
   CHECK(q.input_indexing(1) == lanes);
   CHECK(q.broadcast() == lanes);
-  CHECK(q.reductions == p.reductions);
-  CHECK(q.text() == p.text());
   CHECK(q.text().find("input 1 at ((i / 1024) % 4) * 16 + i % 16\n") != std::string::npos);
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    size_t at = 0;
-    CHECK_FALSE(parse_ew_program(std::string_view(bytes).substr(0, n), at, q));
-  }
   // Lanes of 24 over segments of 1000, and lanes of 0, in an input's or a
   // sum's pattern: validate_program refuses them when they are read.
   for (int64_t lane : {24, 0})
     for (bool in_sum : {false, true}) {
       codegen::EwProgram bad = p;
       (in_sum ? bad.reductions[0].how : bad.indexing[1]) = codegen::EwIndexing{1000, 4, lane};
-      std::string bad_bytes;
-      write_ew_program(bad_bytes, bad);
-      pos = 0;
-      CHECK_FALSE(parse_ew_program(bad_bytes, pos, q));
+      CHECK_FALSE(parses(bad));
     }
 }
 
