@@ -10,17 +10,26 @@
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
 #include "kernels/primitives.h"
+#include "kernels/simd_clones.h"
 
 namespace msl::kernels {
 
 namespace {
 
+// dy[i] is read whether or not it is used: a load under the condition is
+// one GCC will not turn into a vector select, and the loop stays scalar.
+template <class T>
+MSL_SIMD_CLONES void relu_grad_chunk(const T* __restrict dy, const T* __restrict y, T* __restrict out, int64_t b,
+                                     int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    T d = dy[i];
+    out[i] = y[i] > T(0) ? d : T(0);
+  }
+}
+
 template <class T>
 void relu_grad_loop(const T* dy, const T* y, T* out, int64_t n) {
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-#pragma omp simd
-    for (int64_t i = b; i < e; ++i) out[i] = y[i] > T(0) ? dy[i] : T(0);
-  });
+  parallel_for(n, kParallelGrain, [=](int64_t b, int64_t e) { relu_grad_chunk(dy, y, out, b, e); });
 }
 
 }  // namespace

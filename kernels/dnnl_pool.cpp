@@ -31,8 +31,9 @@
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
+#include "kernels/pool_2x2.h"
 #include "kernels/primitives.h"
-#include "kernels/strided_iter.h"  // MSL_SIMD_CLONES
+#include "kernels/simd_clones.h"
 
 namespace msl::kernels {
 
@@ -320,9 +321,29 @@ void pool_f64(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy_t
   }
 }
 
+// float32 max pooling 2x2/2 on planes it tiles (pool_2x2.h); false when
+// the geometry is another.
+bool run_pool_2x2(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
+  const Window2d& v = g.win;
+  if (!max_pool_2x2_applies(g.h, g.w, v.kh, v.kw, v.sh, v.sw, v.pt + v.pb + v.pl + v.pr, v.dh, v.dw, v.ho, v.wo))
+    return false;
+  Tensor x = in.contiguous();
+  int64_t pairs = g.n * g.c * v.ho;
+  if (op == PoolOp::MaxForward) {
+    max_pool_2x2_forward(x.data<float>(), out.data<float>(), pairs, v.wo);
+  } else {
+    Tensor d = dy.contiguous();
+    max_pool_2x2_backward(x.data<float>(), d.data<float>(), out.data<float>(), pairs, v.wo);
+  }
+  return true;
+}
+
 void run_pool(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
   if (out.numel() == 0) return;
   DType dt = out.dtype();
+  if (dt == DType::Float32 && (op == PoolOp::MaxForward || op == PoolOp::MaxBackward) &&
+      run_pool_2x2(op, g, in, dy, out))
+    return;
   if (dt == DType::Float64) return pool_f64(op, g, in, dy, out);
   if (dt == DType::Float32 && op == PoolOp::MaxBackward) return max_backward<float>(g, in, dy, out);
   if (dt != DType::Float16 && dnnl_pool(op, g, in, dy, out)) return;

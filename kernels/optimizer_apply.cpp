@@ -37,6 +37,7 @@
 #include "kernels/errors.h"
 #include "kernels/parallel.h"
 #include "kernels/primitives.h"
+#include "kernels/simd_clones.h"
 
 namespace msl::kernels {
 
@@ -50,23 +51,43 @@ void check_scalar(const char* op, const TensorSpec& s, const char* what) {
     throw DTypeError(fmt::format("{}: {} must be a float tensor, got {}", op, what, dtype_name(s.dtype)));
 }
 
+// One chunk of each update, as a function of its own: see simd_clones.h.
+template <class T>
+MSL_SIMD_CLONES void momentum_chunk(T* __restrict var, T* __restrict accum, const T* __restrict grad, int64_t b,
+                                    int64_t e, T lr, T mom, T scale, T decay, bool nesterov) {
+  if (nesterov) {
+    for (int64_t i = b; i < e; ++i) {
+      T g = (grad[i] + decay * var[i]) * scale;
+      T a = mom * accum[i] + g;
+      accum[i] = a;
+      var[i] -= lr * (g + mom * a);
+    }
+  } else {
+    for (int64_t i = b; i < e; ++i) {
+      T a = mom * accum[i] + (grad[i] + decay * var[i]) * scale;
+      accum[i] = a;
+      var[i] -= lr * a;
+    }
+  }
+}
+
+template <class T>
+MSL_SIMD_CLONES void adam_chunk(T* __restrict var, T* __restrict m, T* __restrict v, const T* __restrict grad,
+                                int64_t b, int64_t e, T lr, T b1, T b2, T eps, T scale, T gdecay, T udecay) {
+  for (int64_t i = b; i < e; ++i) {
+    T g = (grad[i] + gdecay * var[i]) * scale;
+    T mi = b1 * m[i] + (T(1) - b1) * g;
+    T vi = b2 * v[i] + (T(1) - b2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    var[i] -= lr * (mi / (std::sqrt(vi) + eps) + udecay * var[i]);
+  }
+}
+
 template <class T>
 void momentum_loop(T* var, T* accum, const T* grad, int64_t n, T lr, T mom, T scale, T decay, bool nesterov) {
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-    if (nesterov) {
-      for (int64_t i = b; i < e; ++i) {
-        T g = (grad[i] + decay * var[i]) * scale;
-        T a = mom * accum[i] + g;
-        accum[i] = a;
-        var[i] -= lr * (g + mom * a);
-      }
-    } else {
-      for (int64_t i = b; i < e; ++i) {
-        T a = mom * accum[i] + (grad[i] + decay * var[i]) * scale;
-        accum[i] = a;
-        var[i] -= lr * a;
-      }
-    }
+  parallel_for(n, kParallelGrain, [=](int64_t b, int64_t e) {
+    momentum_chunk(var, accum, grad, b, e, lr, mom, scale, decay, nesterov);
   });
 }
 
@@ -74,15 +95,8 @@ template <class T>
 void adam_loop(T* var, T* m, T* v, const T* grad, int64_t n, T lr, T b1, T b2, T eps, T scale, T decay,
                bool decoupled) {
   T gdecay = decoupled ? T(0) : decay, udecay = decoupled ? decay : T(0);
-  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T g = (grad[i] + gdecay * var[i]) * scale;
-      T mi = b1 * m[i] + (T(1) - b1) * g;
-      T vi = b2 * v[i] + (T(1) - b2) * g * g;
-      m[i] = mi;
-      v[i] = vi;
-      var[i] -= lr * (mi / (std::sqrt(vi) + eps) + udecay * var[i]);
-    }
+  parallel_for(n, kParallelGrain, [=](int64_t b, int64_t e) {
+    adam_chunk(var, m, v, grad, b, e, lr, b1, b2, eps, scale, gdecay, udecay);
   });
 }
 

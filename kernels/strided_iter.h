@@ -27,16 +27,8 @@
 
 #include "kernels/dtype.h"
 #include "kernels/parallel.h"
+#include "kernels/simd_clones.h"
 #include "kernels/tensor.h"
-
-// Clones of a hot loop for AVX-512, AVX2 and baseline x86-64, chosen once at
-// load time by the CPU's features (GCC function multi-versioning): no
-// -march flag is needed for wide vectors and the binary still runs anywhere.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MSL_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MSL_SIMD_CLONES
-#endif
 
 namespace msl::kernels::strided_iter {
 

@@ -209,6 +209,33 @@ TEST_CASE("pooling ties: the first maximum of a window gets the gradient") {
   }
 }
 
+TEST_CASE("2x2/2 max pooling on planes the windows tile (the row-pair loops)") {
+  std::mt19937 rng(36);
+  Conf cf;
+  cf.sh = cf.sw = 2;
+  // LeNet's planes (rows shorter than a vector), a single window, more row
+  // pairs than one buffer group, and rows longer than a group.
+  const Dims shapes[] = {{3, 6, 28, 28}, {2, 16, 10, 10}, {1, 1, 2, 2}, {2, 3, 80, 30}, {1, 2, 4, 2050}};
+  for (const Dims& xs : shapes) {
+    CAPTURE(xs.str());
+    check_all(rng, DType::Float32, cf, xs);
+    check_all(rng, DType::Float32, cf, xs, 0, 3, true);         // ties: the first maximum wins
+    check_all(rng, DType::Float32, cf, xs, -2, 2, false, true);  // strided
+  }
+  // Each of the four places of a window, and ties between every pair.
+  for (int place = 0; place < 4; ++place) {
+    std::vector<double> v{0, 0, 0, 0};
+    v[static_cast<size_t>(place)] = 1;
+    Tensor x = from_vector(DType::Float32, {1, 1, 2, 2}, v);
+    Tensor dy = from_vector(DType::Float32, {1, 1, 1, 1}, {7});
+    Attrs a{{"kernel_size", int64_t{2}}, {"stride", int64_t{2}}};
+    std::vector<double> want{0, 0, 0, 0};
+    want[static_cast<size_t>(place)] = 7;
+    CHECK(to_vector(run(Prim::max_pool2d_grad, {x, dy}, a)) == want);
+    CHECK(to_vector(run(Prim::max_pool2d, {x}, a)) == std::vector<double>{1});
+  }
+}
+
 TEST_CASE("max pooling never picks padding, and large windows") {
   std::mt19937 rng(33);
   Conf cf;
