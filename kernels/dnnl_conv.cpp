@@ -171,10 +171,8 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
     // one (LeNet's 6 -> 16 layer: the AVX2 kernel on nChw8c, 236-279 us per
     // batch of 64, against 143 us NHWC; 1 and 3 channels time the same).
     try {
-      auto nhwc = [&](const Dims& d) {
-        return memory::desc(memory::dims(d.begin(), d.end()), ddt, memory::format_tag::nhwc);
-      };
-      c = create_primitive(op, g, nhwc(xs), w_any, nhwc(ys));
+      auto nhwc = memory::format_tag::nhwc;
+      c = create_primitive(op, g, onednn::tagged_md(xs, ddt, nhwc), w_any, onednn::tagged_md(ys, ddt, nhwc));
       created = !c.reference;
     } catch (const dnnl::error&) {
     }

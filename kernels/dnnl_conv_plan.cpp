@@ -54,8 +54,12 @@ dnnl::algorithm conv_algorithm(const ConvGeom& g) {
   return g.win.ho >= 4 && g.win.wo >= 4 ? dnnl::algorithm::convolution_auto : dnnl::algorithm::convolution_direct;
 }
 
+dnnl::memory::desc tagged_md(const Dims& shape, dnnl::memory::data_type dt, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()), dt, tag);
+}
+
 dnnl::memory::desc any_md(const Dims& shape, dnnl::memory::data_type dt) {
-  return dnnl::memory::desc(dnnl::memory::dims(shape.begin(), shape.end()), dt, dnnl::memory::format_tag::any);
+  return tagged_md(shape, dt, dnnl::memory::format_tag::any);
 }
 
 Key& add_conv_geometry(Key& key, const ConvGeom& g) {

@@ -59,6 +59,8 @@ dnnl::memory::desc conv_weights_md(const Dims& shape, const Dims& strides, int64
 // tiles are mostly padding (ResNet-18's 512-channel layers at 1x1: 7-9 ms
 // per call at batch 32 against 0.3-0.7 ms direct; at 2x2, 3x slower).
 dnnl::algorithm conv_algorithm(const ConvGeom& g);
+// A descriptor with the layout `tag`.
+dnnl::memory::desc tagged_md(const Dims& shape, dnnl::memory::data_type dt, dnnl::memory::format_tag tag);
 // A descriptor leaving the layout to the primitive (format_tag::any).
 dnnl::memory::desc any_md(const Dims& shape, dnnl::memory::data_type dt);
 // The geometry's part of a plan cache key.

@@ -325,8 +325,7 @@ void pool_f64(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy_t
 // the geometry is another.
 bool run_pool_2x2(PoolOp op, const PoolGeom& g, const Tensor& in, const Tensor& dy, const Tensor& out) {
   const Window2d& v = g.win;
-  if (!max_pool_2x2_applies(g.h, g.w, v.kh, v.kw, v.sh, v.sw, v.pt + v.pb + v.pl + v.pr, v.dh, v.dw, v.ho, v.wo))
-    return false;
+  if (!max_pool_2x2_applies(g.h, g.w, v)) return false;
   Tensor x = in.contiguous();
   int64_t pairs = g.n * g.c * v.ho;
   if (op == PoolOp::MaxForward) {

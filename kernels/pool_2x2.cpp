@@ -113,10 +113,9 @@ int64_t grain(int64_t wo) { return std::max<int64_t>(1, 4096 / std::max<int64_t>
 
 }  // namespace
 
-bool max_pool_2x2_applies(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pad_sum,
-                          int64_t dilation_h, int64_t dilation_w, int64_t ho, int64_t wo) {
-  return kh == 2 && kw == 2 && sh == 2 && sw == 2 && pad_sum == 0 && dilation_h == 1 && dilation_w == 1 &&
-         h == 2 * ho && w == 2 * wo && wo > 0;
+bool max_pool_2x2_applies(int64_t h, int64_t w, const Window2d& v) {
+  return v.kh == 2 && v.kw == 2 && v.sh == 2 && v.sw == 2 && v.pt + v.pb + v.pl + v.pr == 0 && v.dh == 1 &&
+         v.dw == 1 && h == 2 * v.ho && w == 2 * v.wo && v.wo > 0;
 }
 
 void max_pool_2x2_forward(const float* x, float* y, int64_t pairs, int64_t wo) {

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 
+#include "kernels/dnnl_window.h"
+
 namespace msl::kernels {
 
-// True when the 2x2 kernels below take a max pooling of this geometry.
-bool max_pool_2x2_applies(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pad_sum,
-                          int64_t dilation_h, int64_t dilation_w, int64_t ho, int64_t wo);
+// True when the 2x2 kernels below take a max pooling of window v over
+// h x w planes.
+bool max_pool_2x2_applies(int64_t h, int64_t w, const Window2d& v);
 
 // y[r, k] = the first maximum, in row-major window order, of x's window
 // (r, k); x holds `pairs` row pairs of 2 * wo floats (every plane's rows,
