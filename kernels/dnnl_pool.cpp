@@ -233,10 +233,11 @@ double divisor(const PoolGeom& g, int64_t h0, int64_t h1, int64_t w0, int64_t w1
 // in x: one pass over x, dy and dx. Faster than oneDNN's forward-with-
 // workspace plus backward (three passes and a reorder of the workspace)
 // for the small planes of convolutional networks.
-// Windows that tile the plane (stride = kernel, none reaching into padding:
-// LeNet's and VGG's 2x2/2) cover each row of dx once: the rows of a window
-// row are cleared while they are in cache, then each window's maximum gets
-// its dy; rows past the last window are zeroed.
+// Windows that tile the plane (stride = kernel, none reaching into padding)
+// cover each row of dx once: the rows of a window row are cleared while
+// they are in cache, then each window's maximum gets its dy; rows past the
+// last window are zeroed. (float32 2x2/2 windows that tile the plane
+// exactly, LeNet's and VGG's, take pool_2x2.h's vectorized loop instead.)
 template <class T>
 void max_backward_tiled(const PoolGeom& g, const T* xp, const T* d, T* o) {
   const Window2d& v = g.win;
