@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "interp/graph_compiler_impl.h"
+#include "interp/graph_host_adapter.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
 #include "interp/nodes.h"
@@ -250,12 +251,14 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     return r;
   }
   r.value = host_ref(I, v);
+  r.is_class = v.is(Kind::Class);
   return r;
 }
 
 ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& self) {
   auto ctx = std::make_shared<ir::LowerContext>();
   ctx->source = fn->code->source;
+  if (ctx->source) gc.sources.emplace(ctx->source->name(), ctx->source);
   Ref<Function> keep(fn);
   Value self_v = self;
   std::string self_name =
@@ -299,6 +302,7 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
     Value v = I.eval_expression(std::make_shared<SourceFile>(src->name(), text), scope);
     return classify(v);
   };
+  ctx->adapter = [this](const ir::HostAdapter& h) { return make_host_adapter(gc.I, h); };
   return ctx;
 }
 

@@ -156,6 +156,12 @@ class GraphCompiler {
   // Null for anything else.
   const HostValue* host_data(const ir::HostObject* h);
   exec::RtValue call_host(const ir::HostRef& h, std::vector<exec::RtValue> args);
+  // In the handler of an exception from the host call at `site`: an
+  // MslError gets the call's source line as a traceback frame, so an error
+  // in `x.sum(axis=5)` inside a construct points at that line.
+  void host_failed(const ir::Node* site);
+  // The source files of lowered functions by name (ir::Loc names them).
+  std::map<std::string, SourcePtr> sources;
   // Trace inputs for calling host function `fn` with `args` (tensors by
   // dtype and shape, constants by value), the cache key of that signature
   // appended to `key`; returns args.size(), or the index of the first

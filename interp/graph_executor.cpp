@@ -167,7 +167,12 @@ RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const 
     }
     if (auto h = callee.get_if<ir::HostRef>()) {
       if (!opts_.call_host) detail::fail("cannot call the host object " + (*h)->name() + " here");
-      return opts_.call_host(*h, std::move(args));
+      try {
+        return opts_.call_host(*h, std::move(args));
+      } catch (...) {
+        if (opts_.host_failed) opts_.host_failed(site);
+        throw;
+      }
     }
   } catch (const ExecError& e) {
     if (!e.location().empty()) throw;

@@ -139,6 +139,10 @@ struct ExecOptions {
   // Calls a host object (an interpreter function) with converted arguments;
   // null: calling a host object is an error. Exceptions propagate.
   std::function<RtValue(const ir::HostRef&, std::vector<RtValue>)> call_host;
+  // Called inside the handler of any exception a host call throws, before
+  // it propagates: the host adds the call's source position to its
+  // traceback. May be null.
+  std::function<void(const ir::Node* site)> host_failed;
   // J of a runtime value (a host object or a primitive reached as a value):
   // a callable with the J calling convention (lang/ad/grad.h). Null: error.
   std::function<RtValue(const RtValue&)> runtime_j;

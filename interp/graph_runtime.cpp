@@ -319,11 +319,31 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   return result;
 }
 
+void GraphCompiler::host_failed(const ir::Node* site) {
+  try {
+    throw;
+  } catch (MslError& e) {
+    const ir::Loc& l = site->loc();
+    auto src = l.valid() ? sources.find(*l.file) : sources.end();
+    if (src == sources.end()) return;
+    ExceptionObj* x = e.obj();
+    // The failing expression inside the host call is recorded already (a
+    // library frame); this frame is the graph's, like a call frame's.
+    Span span{l.line, l.col, l.line, l.col + 1};
+    // Graphs are inlined and renamed by then: the frame says where, and
+    // that the code ran compiled.
+    x->traceback.push_back(TraceEntry{src->second, x->need_location ? span : x->location, "<graph mode>"});
+    x->need_location = true;
+  } catch (...) {
+  }
+}
+
 exec::ExecOptions GraphCompiler::exec_options() {
   exec::ExecOptions o;
   o.print = [this](const std::string& line) { I.write_out(line + "\n"); };
   o.format = [this](const exec::RtValue& v) { return I.to_str(from_rt(I, tensor_cls, v)); };
   o.call_host = [this](const ir::HostRef& h, std::vector<exec::RtValue> args) { return call_host(h, std::move(args)); };
+  o.host_failed = [this](const ir::Node* site) { host_failed(site); };
   o.runtime_j = [this](const exec::RtValue& fn) { return runtime_j(fn); };
   return o;
 }

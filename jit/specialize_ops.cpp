@@ -19,29 +19,6 @@ bool is_number(const AbsScalar& s) {
   return s.kind == ScalarKind::Bool || s.kind == ScalarKind::Int || s.kind == ScalarKind::Float;
 }
 
-// The primitives the executor computes as Python arithmetic when every
-// input is a Python number (interp/graph_exec_ops.cpp, scalar_op): neg,
-// + - * / // % and the comparisons. Others (exp, pow, ...) of numbers make
-// 0-d tensors there, and here.
-bool is_scalar_arithmetic(Prim p, size_t n) {
-  if (n == 1) return p == Prim::neg;
-  if (n != 2) return false;
-  switch (p) {
-    case Prim::add:
-    case Prim::sub:
-    case Prim::mul:
-    case Prim::div:
-    case Prim::floordiv:
-    case Prim::mod:
-    case Prim::less:
-    case Prim::less_equal:
-    case Prim::greater:
-    case Prim::greater_equal:
-    case Prim::equal:
-    case Prim::not_equal: return true;
-    default: return false;
-  }
-}
 
 bool is_comparison(Prim p) {
   return p == Prim::less || p == Prim::less_equal || p == Prim::greater || p == Prim::greater_equal ||
@@ -110,6 +87,26 @@ AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
 }
 
 }  // namespace
+
+bool is_scalar_arithmetic(Prim p, size_t n) {
+  if (n == 1) return p == Prim::neg;
+  if (n != 2) return false;
+  switch (p) {
+    case Prim::add:
+    case Prim::sub:
+    case Prim::mul:
+    case Prim::div:
+    case Prim::floordiv:
+    case Prim::mod:
+    case Prim::less:
+    case Prim::less_equal:
+    case Prim::greater:
+    case Prim::greater_equal:
+    case Prim::equal:
+    case Prim::not_equal: return true;
+    default: return false;
+  }
+}
 
 AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, const std::vector<AbsValue>& all) {
   const char* name = kernels::prim_name(p.prim);

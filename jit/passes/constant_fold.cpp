@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "jit/passes/rewrite.h"
+#include "jit/specialize.h"
 
 namespace msl::jit {
 
@@ -30,6 +31,9 @@ std::optional<Tensor> fold(const PrimRef& p, const std::vector<Node*>& args) {
     if (!a->is_constant()) return std::nullopt;
     if (!first) first = std::get_if<Tensor>(&a->value());
   }
+  // Python arithmetic on numbers (`-1`, `2 * 3`) has a number as result:
+  // the specializer folds it. Folded here it would become a tensor.
+  if (!first && p.attrs.empty() && is_scalar_arithmetic(p.prim, args.size())) return std::nullopt;
   std::vector<Tensor> in;
   in.reserve(args.size());
   for (Node* a : args) {

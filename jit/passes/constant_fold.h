@@ -3,7 +3,8 @@
 // What it does: an Apply whose callee is a kernel primitive and whose
 // arguments are all constants is evaluated at compile time with
 // kernels::execute and replaced by a tensor constant holding the result.
-// Folding cascades within one run (mul(add(1, 2), 3) becomes one constant).
+// Folding cascades within one run (mul(add(t, 2), 3) becomes one constant
+// when t is a constant tensor).
 //
 // Constant: a Constant node holding a tensor, an int, a float or a bool.
 // Scalars become 0-d tensors exactly as the executor does at run time
@@ -20,6 +21,9 @@
 //     compile cache more than the computation costs);
 //   * report errors: a call that throws (bad shapes, bad attributes) is
 //     left as it is, so the error surfaces at run time with its location;
+//   * fold arithmetic on numbers alone (`-1`, `2 * 3`; is_scalar_arithmetic
+//     in specialize.h): Python arithmetic has a number as result, and the
+//     specializer folds it;
 //   * fold IR operators (make_tuple, tuple_getitem, switch...) or calls of
 //     graphs: that is the job of simplification and inlining passes.
 #pragma once

@@ -70,13 +70,48 @@ using Resolver = std::function<ResolvedName(const std::string&)>;
 // `ops.GradOperation()(f)`) and says what the value means.
 using Evaluator = std::function<ResolvedName(const ast::Expr&)>;
 
+// A host callable that stands for an expression the IR has no operator
+// for: reading an attribute of a value (`x.shape`), calling a method of a
+// value (`x.sum(axis=1)`), calling a library function with keyword
+// arguments (`ops.softmax(x, axis=-1)`) and subscripting with slices, None,
+// Ellipsis or computed indices (`x[:, i]`). The lowered call passes the
+// expression's values as positional arguments; the adapter knows the rest
+// (the attribute's name, the keywords, the shape of the index). Graph mode
+// treats the adapter like any library function: specialization traces it
+// at the argument types, expansion inlines the traced primitives, autodiff
+// differentiates the trace, and what cannot be traced runs eagerly.
+struct HostAdapter {
+  enum class Kind {
+    GetAttr,  // (value) -> value.attr
+    Method,   // (value, args..., kwvalues...) -> value.attr(args..., **kw)
+    Call,     // ([callee,] args..., kwvalues...) -> callee(args..., **kw)
+    GetItem,  // (value, index values...) -> value[index]
+  };
+  // One item of a subscript's index. Value and present slice bounds take
+  // the next argument in order.
+  struct IndexPart {
+    enum class Kind { Value, None, Ellipsis, Slice } kind = Kind::Value;
+    bool lower = false, upper = false, step = false;  // Slice: which bounds are given
+  };
+  Kind kind = Kind::Call;
+  std::string attr;                   // GetAttr, Method
+  ConstValue callee;                  // Call: the callee; NoneValue: it is the first argument
+  std::vector<std::string> keywords;  // Method, Call: names of the last keywords.size() arguments
+  std::vector<IndexPart> index;       // GetItem
+  bool index_is_tuple = false;        // GetItem: x[a, b] rather than x[a]
+};
+// Makes the host callable for an adapter (a HostRef constant).
+using HostAdapterMaker = std::function<ConstValue(const HostAdapter&)>;
+
 // What names mean inside one function: its file, its globals (the
 // resolver) and compile-time evaluation. Functions from other files (or
 // bound methods, whose `self` is known) bring their own context.
 struct LowerContext {
   SourcePtr source;
   Resolver resolve;
-  Evaluator evaluate;  // may be null: static calls are then errors
+  Evaluator evaluate;        // may be null: static calls are then errors
+  HostAdapterMaker adapter;  // may be null: value attributes, keyword calls of host functions and
+                             // slicing are then errors
 };
 using ContextPtr = std::shared_ptr<const LowerContext>;
 
@@ -107,6 +142,9 @@ struct ResolvedName {
   Node* node = nullptr;
   // A dtype object (msl.float32): usable as a primitive's dtype attribute.
   std::optional<kernels::DType> dtype;
+  // A class: a call of it whose arguments are all compile-time constants
+  // (`ops.Softmax(axis=0)`, `msl.Tensor([1.0, 2.0])`) is evaluated then.
+  bool is_class = false;
   // Sequence: what each item means. Graph mode iterates a Sequence in a
   // `for` loop (unrolled) and reads it as ints for attributes; as any other
   // value it is `value` (the host's list, if given).
@@ -119,7 +157,7 @@ struct ResolvedName {
 class Lowerer {
  public:
   Lowerer(IrModule& m, SourcePtr source, Resolver resolve)
-      : Lowerer(m, std::make_shared<LowerContext>(LowerContext{std::move(source), std::move(resolve), nullptr})) {}
+      : Lowerer(m, std::make_shared<LowerContext>(LowerContext{std::move(source), std::move(resolve), nullptr, nullptr})) {}
   Lowerer(IrModule& m, ContextPtr context) : module_(m), context_(std::move(context)) {}
 
   // Graphs of top-level functions are nested in `root` (null: top-level),

@@ -122,9 +122,11 @@ bool FnLowerer::is_static_call(const ast::Expr& e, const Env& env) const {
   if (e.kind != ast::ExprKind::Call || !ctx_->evaluate) return false;
   const ast::Call& c = *e.as<ast::Call>();
   std::string dotted;
-  bool static_callee = dotted_name(*c.func, env, dotted)
-                           ? resolve_ && resolve_(dotted).kind == ResolvedName::Kind::Static
-                           : is_static_call(*c.func, env);
+  auto static_name = [&] {
+    ResolvedName r = resolve_ ? resolve_(dotted) : ResolvedName{};
+    return r.kind == ResolvedName::Kind::Static || r.is_class;
+  };
+  bool static_callee = dotted_name(*c.func, env, dotted) ? static_name() : is_static_call(*c.func, env);
   if (!static_callee) return false;
   for (auto& a : c.args)
     if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar || !is_static_arg(*a.value, env))
@@ -182,8 +184,8 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
     }
     case ast::ExprKind::Attribute: {
       std::string dotted;
-      if (!dotted_name(e, env, dotted)) unsupported(e.span, "attribute access on a value");
-      return resolve_global(dotted, e.span);
+      if (global_attribute(e, env, dotted)) return resolve_global(dotted, e.span);
+      return value_attribute(*e.as<ast::Attribute>(), g, env, name);
     }
     case ast::ExprKind::Tuple: {
       std::vector<Node*> items;
@@ -201,18 +203,7 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
       }
       return g->apply(IrOp::make_list, items, name, l);
     }
-    case ast::ExprKind::Subscript: {
-      auto* s = e.as<ast::Subscript>();
-      Node* v = expr(*s->value, g, env);
-      const ast::Expr& ix = *s->index;
-      bool neg = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg &&
-                 ix.as<ast::Unary>()->operand->kind == ast::ExprKind::Constant;
-      const ast::Expr& lit = neg ? *ix.as<ast::Unary>()->operand : ix;
-      if (lit.kind != ast::ExprKind::Constant || lit.as<ast::Constant>()->value_kind != ast::ConstKind::Int)
-        unsupported(ix.span, "subscript with a non-constant index");
-      int64_t i = lit.as<ast::Constant>()->int_value;
-      return g->apply(IrOp::tuple_getitem, {v, constant(neg ? -i : i, ix.span)}, name, l);
-    }
+    case ast::ExprKind::Subscript: return subscript(*e.as<ast::Subscript>(), g, env, name);
     case ast::ExprKind::Binary: {
       auto* b = e.as<ast::Binary>();
       Prim p;
@@ -376,10 +367,12 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     // time; what it makes (a function, a constant) is used here.
     return resolved_node(ctx_->evaluate(c), "the value of this call", c.span);
   }
-  if (dotted_name(*c.func, env, dotted)) {
+  if (global_attribute(*c.func, env, dotted)) {
     if (dotted == "print" && (!resolve_ || resolve_(dotted).kind != ResolvedName::Kind::Function))
       return print_call(c, g, env);
     callee = resolve_global(dotted, c.func->span);
+  } else if (c.func->kind == ast::ExprKind::Attribute) {
+    return method_call(c, g, env, name);
   } else {
     callee = expr(*c.func, g, env);
   }
@@ -406,18 +399,16 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
       unsupported(a.span, "'*' or '**' argument");
     if (a.kind == ast::Arg::Kind::Keyword) {
-      if (graph) {
+      if (!prim) {
         kwargs.emplace_back(a.name, expr(*a.value, g, env));
         continue;
       }
       const kernels::AttrSpec* spec = nullptr;
-      if (prim)
-        for (auto& s : kernels::prim_attrs(prim->prim))
-          if (s.name == a.name) spec = &s;
+      for (auto& s : kernels::prim_attrs(prim->prim))
+        if (s.name == a.name) spec = &s;
       if (!spec)
-        fail(a.span, "keyword argument '" + a.name + "' is not " +
-                         (prim ? std::string("an attribute of primitive '") + kernels::prim_name(prim->prim) + "'"
-                               : std::string("supported in a call of a computed function")));
+        fail(a.span, "keyword argument '" + a.name + "' is not an attribute of primitive '" +
+                         kernels::prim_name(prim->prim) + "'");
       attrs.set(a.name, attr_value(*a.value, spec->kind, env));
       continue;
     }
@@ -450,13 +441,18 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     return g->apply(prim->prim, args, name, l, all);
   }
   if (graph) bind_graph_args(graph, args, kwargs, c);
+  else if (!kwargs.empty()) return keyword_call(callee, std::move(args), std::move(kwargs), c, g, name);
   args.insert(args.begin(), callee);
-  if (!effects_) return g->apply(args, name, l);
+  return call_node(std::move(args), g, name, l);
+}
+
+Node* FnLowerer::call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l) {
+  if (!effects_) return g->apply(call, name, l);
   // The callee may print: the call takes its place on the effect chain.
-  order_after_state(g, args);
-  Node* call = g->apply(args, name, l);
-  sequence(g, call);
-  return call;
+  order_after_state(g, call);
+  Node* n = g->apply(call, name, l);
+  sequence(g, n);
+  return n;
 }
 
 // print(a, b, ...): an effect on the graph's chain, the state as last input.

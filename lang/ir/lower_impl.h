@@ -107,6 +107,20 @@ class FnLowerer {
 
   // --- expressions (lower_expr.cpp)
   Node* call(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
+  // The call (callee, args...), joining g's effect chain when the function
+  // prints (the callee may print too).
+  Node* call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l);
+
+  // --- host adapters (lower_host.cpp)
+  // A dotted global name (`ops.relu`, `self.fc`) that no Parameter is a
+  // prefix of: resolved now. Anything else is an attribute of a value.
+  bool global_attribute(const ast::Expr& e, const Env& env, std::string& dotted) const;
+  Node* adapter(const HostAdapter& h, const Span& s, const std::string& what);
+  Node* value_attribute(const ast::Attribute& a, FuncGraph* g, Env& env, const std::string& name);
+  Node* method_call(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
+  Node* keyword_call(Node* callee, std::vector<Node*> args, std::vector<std::pair<std::string, Node*>> kwargs,
+                     const ast::Call& c, FuncGraph* g, const std::string& name);
+  Node* subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name);
   Node* lambda(const ast::Lambda& l, FuncGraph* g, Env& env);
   Node* if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name);
   Node* resolve_global(const std::string& dotted, const Span& s);

@@ -45,8 +45,10 @@ struct Lowered {
 };
 
 // `wrap` (optional) makes the resolver from the default one, e.g. to add
-// names the default resolver does not know.
-inline Lowered lower_source(const std::string& text, const std::function<ir::Resolver(ir::Resolver)>& wrap = {}) {
+// names the default resolver does not know; `adapter` (optional) makes the
+// host adapters of value attributes, keyword calls and slicing.
+inline Lowered lower_source(const std::string& text, const std::function<ir::Resolver(ir::Resolver)>& wrap = {},
+                            ir::HostAdapterMaker adapter = {}) {
   Lowered r;
   auto src = std::make_shared<SourceFile>("t.msl", text);
   ParseResult p = parse_module(src);
@@ -57,7 +59,8 @@ inline Lowered lower_source(const std::string& text, const std::function<ir::Res
   for (auto& s : r.ast->body)
     if (s->kind == ast::StmtKind::FunctionDef) defs.push_back(s->as<ast::FunctionDef>());
   ir::Resolver resolve = ir::default_resolver(defs);
-  ir::Lowerer l(*r.module, src, wrap ? wrap(resolve) : resolve);
+  ir::Lowerer l(*r.module, std::make_shared<ir::LowerContext>(
+                              ir::LowerContext{src, wrap ? wrap(resolve) : resolve, nullptr, std::move(adapter)}));
   for (auto* d : defs) r.graphs.push_back(l.lower(*d));
   for (auto& d : l.errors()) r.errors.push_back(d);
   return r;

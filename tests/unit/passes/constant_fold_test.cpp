@@ -10,10 +10,10 @@ using msl::jit::test::run_on_text;
 
 TEST_CASE("constant_fold: calls on constants become tensor constants, cascading") {
   auto r = run_on_text(R"(subgraph @f(%para1_x) {
-  %0 = add(2, 3)
+  %0 = add(Tensor[Float32]()[2.0], 3)
   %1 = mul(%0, Tensor[Float32](2)[1.5, -2.0])
   %2 = add(%para1_x, %1)
-  %3 = mul(2.5, 2.0)
+  %3 = exp(0.0)
   %4 = reshape[shape=(2, 1)](%1)
   %5 = make_tuple(%2, %3, %4)
   return(%5)
@@ -23,10 +23,27 @@ TEST_CASE("constant_fold: calls on constants become tensor constants, cascading"
   CHECK(r.text == R"(# IR of: f
 subgraph @f(%para1_x) {
   %0 = add(%para1_x, Tensor[Float32](2)[7.5, -10.0])
-  %1 = make_tuple(%0, Tensor[Float32]()[5.0], Tensor[Float32](2, 1)[7.5, -10.0])
+  %1 = make_tuple(%0, Tensor[Float32]()[1.0], Tensor[Float32](2, 1)[7.5, -10.0])
   return(%1)
 }
 )");
+}
+
+TEST_CASE("constant_fold: arithmetic on numbers alone stays Python arithmetic") {
+  // `-1`, `2 * 3`, `n < 4`: the executor and the specializer compute them
+  // as numbers; folded into 0-d tensors they would change what a library
+  // call receives (reshape(x, (n, -1)) needs ints).
+  std::string text = R"(subgraph @f(%para1_x) {
+  %0 = neg(1)
+  %1 = mul(2, 3)
+  %2 = less(2.5, 4)
+  %3 = make_tuple(%0, %1, %2, %para1_x)
+  return(%3)
+}
+)";
+  auto r = run_on_text(text, run_constant_fold);
+  CHECK_FALSE(r.changed);
+  CHECK(r.text == canon(text));
 }
 
 TEST_CASE("constant_fold: nothing constant returns false and keeps the text") {
@@ -70,7 +87,7 @@ TEST_CASE("constant_fold: random, effectful, failing and large calls are not fol
 
 TEST_CASE("constant_fold: closures are folded in place; a folded captured value follows") {
   auto r = run_on_text(R"(subgraph @f(%para1_x) {
-  %0 = neg(4)
+  %0 = neg(Tensor[Int64]()[4])
   %1 = partial(@g, %para1_x)
   %2 = make_tuple(%0, %1)
   return(%2)
