@@ -696,7 +696,22 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
     clock.mark("specialize");
     if (!save_dir.empty()) save(base.graph->name(), "specialized", *sp.graph, false, sp.print_options());
     ir::FuncGraph* result = base.graph;
-    if (size_t graphs = graph_use(*sp.graph).graphs; graphs != 1) {
+    GraphUse typed = graph_use(*sp.graph);
+    size_t graphs = typed.graphs;
+    if (graphs != 1 && !typed.switches) {
+      // Branches whose condition only the types decide (`if x.shape[0] > 1:`)
+      // are direct calls of the taken branch now: inlined, the graph may be
+      // straight-line code after all. (A switch left means a loop or a
+      // tensor condition, which stays control flow.)
+      optimize(*sp.graph);
+      try {
+        sp = jit::specialize(module, *sp.graph, sig, specialize_options());
+      } catch (const jit::SpecializeError& e) {
+        I.raise(I.exception_class("GraphModeError").get(), e.what());
+      }
+      graphs = graph_use(*sp.graph).graphs;
+    }
+    if (graphs != 1) {
       debug("@" + base.graph->name() + " runs as compiled: it calls " + std::to_string(graphs - 1) +
             " other graphs (closures, branches or loops)");
     } else {

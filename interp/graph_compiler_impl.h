@@ -256,6 +256,7 @@ jit::Specialized expand_to_primitives(GraphCompiler& gc, jit::Specialized sp, co
 struct GraphUse {
   bool effects = false;
   bool host = false;
+  bool switches = false;  // control flow the types left open (a loop's condition, a tensor condition)
   size_t graphs = 0;
   std::string first_host;  // the name of one host value used ("" if none)
 };

@@ -150,6 +150,7 @@ GraphUse graph_use(const ir::FuncGraph& g) {
       seen.insert(h);
       for (ir::Node* n : ir::topo_order(*h)) {
         use.effects |= jit::is_effect(n);
+        use.switches |= n->is_call_of(ir::IrOp::switch_);
         for (ir::Node* in : n->inputs()) {
           if (!in->is_constant()) continue;
           if (const ir::HostObject* h = in->as_host()) {
