@@ -687,28 +687,26 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
   if (it == specialized_.end()) {
     if (I.options().log_level == 0) log_signature(*base.graph, sig);
     PhaseClock clock{last_times};
-    jit::Specialized sp;
-    try {
-      sp = jit::specialize(module, *base.graph, sig, specialize_options());
-    } catch (const jit::SpecializeError& e) {
-      I.raise(I.exception_class("GraphModeError").get(), e.what());
-    }
+    auto specialize_at_sig = [&](ir::FuncGraph& g) {
+      try {
+        return jit::specialize(module, g, sig, specialize_options());
+      } catch (const jit::SpecializeError& e) {
+        I.raise(I.exception_class("GraphModeError").get(), e.what());
+      }
+    };
+    jit::Specialized sp = specialize_at_sig(*base.graph);
     clock.mark("specialize");
     if (!save_dir.empty()) save(base.graph->name(), "specialized", *sp.graph, false, sp.print_options());
     ir::FuncGraph* result = base.graph;
-    GraphUse typed = graph_use(*sp.graph);
-    size_t graphs = typed.graphs;
-    if (graphs != 1 && !typed.switches) {
+    GraphUse typed_use = graph_use(*sp.graph);
+    size_t graphs = typed_use.graphs;
+    if (graphs != 1 && !typed_use.switches) {
       // Branches whose condition only the types decide (`if x.shape[0] > 1:`)
       // are direct calls of the taken branch now: inlined, the graph may be
       // straight-line code after all. (A switch left means a loop or a
       // tensor condition, which stays control flow.)
       optimize(*sp.graph);
-      try {
-        sp = jit::specialize(module, *sp.graph, sig, specialize_options());
-      } catch (const jit::SpecializeError& e) {
-        I.raise(I.exception_class("GraphModeError").get(), e.what());
-      }
+      sp = specialize_at_sig(*sp.graph);
       graphs = graph_use(*sp.graph).graphs;
     }
     if (graphs != 1) {
