@@ -104,13 +104,18 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
 }  // namespace
 
 ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec) {
+  // The lowering passes a callee that is not a host constant as the first
+  // argument; one that is must be an interpreter value, or the adapter
+  // would read its first argument as the callee.
   Value callee = Value::undef();
-  std::string callee_name = "call";
+  std::string callee_name = "call";  // the callee is the first argument
   if (auto h = std::get_if<ir::HostRef>(&spec.callee)) {
-    if (auto hv = dynamic_cast<const HostValue*>(h->get())) {
-      callee = hv->value();
-      callee_name = hv->name();
-    }
+    auto hv = dynamic_cast<const HostValue*>(h->get());
+    if (!hv)
+      I.raise(I.exception_class("RuntimeError").get(),
+              "graph mode cannot call the host object $" + (*h)->name() + " with keyword arguments");
+    callee = hv->value();
+    callee_name = hv->name();
   }
   std::string name = adapter_name(spec, callee_name);
   Ref<AdapterData> data(new AdapterData(I.cls_object, spec, callee));

@@ -157,7 +157,8 @@ struct ResolvedName {
 class Lowerer {
  public:
   Lowerer(IrModule& m, SourcePtr source, Resolver resolve)
-      : Lowerer(m, std::make_shared<LowerContext>(LowerContext{std::move(source), std::move(resolve), nullptr, nullptr})) {}
+      : Lowerer(m, std::make_shared<LowerContext>(
+                       LowerContext{std::move(source), std::move(resolve), nullptr, nullptr})) {}
   Lowerer(IrModule& m, ContextPtr context) : module_(m), context_(std::move(context)) {}
 
   // Graphs of top-level functions are nested in `root` (null: top-level),
