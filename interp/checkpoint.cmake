@@ -10,6 +10,9 @@ if(NOT TARGET msl_interp)
 endif()
 
 find_package(Protobuf REQUIRED)
+# zlib: CRC32 for MindSpore's crc_check (the same function as Python's
+# binascii.crc32).
+find_package(ZLIB REQUIRED)
 
 set(MSL_CKPT_PROTO ${CMAKE_CURRENT_SOURCE_DIR}/checkpoint.proto)
 set(MSL_CKPT_GEN_DIR ${CMAKE_CURRENT_BINARY_DIR}/checkpoint_proto)
@@ -35,3 +38,4 @@ target_sources(msl_interp PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/module_msl_checkpoint.cpp)
 target_include_directories(msl_interp SYSTEM PRIVATE ${MSL_CKPT_GEN_DIR} ${Protobuf_INCLUDE_DIRS})
 target_link_libraries(msl_interp PUBLIC protobuf::libprotobuf)
+target_link_libraries(msl_interp PRIVATE ZLIB::ZLIB)

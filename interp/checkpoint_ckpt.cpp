@@ -10,14 +10,30 @@
 // can write (UInt16/32/64, "str" for strings in append_dict, map tensors)
 // are clear errors naming the tensor.
 //
-// Protobuf has no end marker: a file cut exactly between two parameters
-// still parses, as the parameters before the cut. Every other truncation
-// fails to parse (a length runs past the end or a required field is
-// missing) and is reported as not a MindSpore checkpoint.
+// MindSpore writes the file as a sequence of records, one per parameter
+// (or per 512 MB chunk of one), each a serialized Checkpoint message, so the
+// file is `0x0a <varint length> <Value>` repeated. Before parsing, the
+// framing of those records is walked (a few bytes per record, read from the
+// file before the whole of it): a record that runs past the end of the file
+// is a truncated file, said as such with its byte offset, and junk fails at
+// its first byte without reading the rest.
+//
+// With crc_check, MindSpore appends "crc_num" and the CRC32 of the protobuf
+// bytes as 10 big-endian bytes. A file ending so is verified whatever the
+// caller asked (a mismatch names the file and both values); the trailer is
+// stripped before parsing, as MindSpore's loader does.
+//
+// What cannot be detected: protobuf has no end marker and MindSpore's files
+// carry no parameter count, so a file cut exactly between two records (or
+// exactly before the CRC trailer) is a valid, shorter checkpoint. With a
+// CRC, load_checkpoint(crc_check=True) warns that the CRC is missing; a
+// missing parameter shows when the file is loaded into a network. Every
+// other cut fails the framing walk or the parse.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <climits>
+#include <functional>
 
 #include "checkpoint.pb.h"
 #include "interp/checkpoint.h"
@@ -65,12 +81,124 @@ NamedTensor convert_value(const Checkpoint::Value& v, const std::string& path) {
   return {name, widen_int16 ? int16_tensor_from_bytes(shape, content) : tensor_from_bytes(dtype, shape, content)};
 }
 
+constexpr std::string_view kCrcMark = "crc_num";
+constexpr size_t kCrcBytes = 10;  // big-endian, as Python's int.to_bytes(10, 'big')
+constexpr size_t kCrcTrailer = kCrcMark.size() + kCrcBytes;
+
+// Up to `n` bytes at `offset` (fewer only at the end of the file).
+using Peek = std::function<std::string(uint64_t offset, size_t n)>;
+
+struct Framing {
+  uint64_t proto_size;  // the protobuf bytes: the file less the CRC trailer
+  bool has_crc = false;
+  uint32_t crc = 0;  // as stored
+};
+
+// Protobuf messages are limited to 2 GiB; `size` is the file's, `proto_size`
+// its protobuf part.
+void check_size(uint64_t size, uint64_t proto_size, const std::string& path) {
+  if (proto_size > static_cast<uint64_t>(INT_MAX))
+    throw FormatError(
+        fmt::format("{}: file of {} bytes is larger than a protobuf checkpoint can be (2 GiB)", path, size));
+}
+
+// A varint at `pos` of `w`; false when `w` ends first or it is longer than 10 bytes.
+bool varint(std::string_view w, size_t& pos, uint64_t& out) {
+  out = 0;
+  for (int shift = 0; shift < 70 && pos < w.size(); shift += 7) {
+    auto b = static_cast<uint8_t>(w[pos++]);
+    out |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+// The CRC trailer, and the framing of the records before it (see the top).
+Framing scan_framing(uint64_t size, const Peek& peek, const std::string& path) {
+  check_size(size, size > kCrcTrailer ? size - kCrcTrailer : 0, path);
+  Framing fr{size};
+  if (size >= kCrcTrailer) {
+    std::string tail = peek(size - kCrcTrailer, kCrcTrailer);
+    if (tail.compare(0, kCrcMark.size(), kCrcMark) == 0) {
+      uint64_t v = 0;
+      for (size_t i = kCrcMark.size(); i < kCrcTrailer; ++i) {
+        if (v >> 56) break;  // more than 64 bits: caught below
+        v = v << 8 | static_cast<uint8_t>(tail[i]);
+      }
+      if (v > UINT32_MAX)
+        throw FormatError(fmt::format("{}: the crc check failed: the crc_num at byte offset {} is not a CRC32", path,
+                                      size - kCrcBytes));
+      fr = {size - kCrcTrailer, true, static_cast<uint32_t>(v)};
+    }
+  }
+  check_size(size, fr.proto_size, path);
+  auto invalid = [&](uint64_t off) {
+    throw FormatError(fmt::format(
+        "not a MindSpore checkpoint (protobuf parse failed): {}: invalid protobuf field at byte offset {}", path, off));
+  };
+  uint64_t off = 0;
+  for (size_t record = 1; off < fr.proto_size; ++record) {
+    constexpr size_t kWindow = 20;  // a tag and a length, 10 bytes each at most
+    std::string w = peek(off, static_cast<size_t>(std::min<uint64_t>(kWindow, fr.proto_size - off)));
+    bool at_end = off + w.size() == fr.proto_size;
+    auto header_cut = [&] {
+      if (!at_end) invalid(off);
+      throw FormatError(
+          fmt::format("{}: truncated or corrupt MindSpore checkpoint: the file ends inside the header "
+                      "of record {} at byte offset {}",
+                      path, record, off));
+    };
+    size_t pos = 0;
+    uint64_t tag = 0, need = 0;
+    if (!varint(w, pos, tag)) header_cut();
+    if (tag >> 3 == 0) invalid(off);
+    switch (tag & 7) {
+      case 0:
+        if (!varint(w, pos, need)) header_cut();
+        need = 0;
+        break;
+      case 1: need = 8; break;
+      case 2:
+        if (!varint(w, pos, need)) header_cut();
+        break;
+      case 5: need = 4; break;
+      case 3:
+      case 4: return fr;  // groups (never written by MindSpore): left to the parser
+      default: invalid(off);
+    }
+    uint64_t rest = fr.proto_size - off - pos;
+    if (need > rest)
+      throw FormatError(
+          fmt::format("{}: truncated or corrupt MindSpore checkpoint: record {} at byte offset {} "
+                      "declares {} bytes but the file ends {} bytes after its header",
+                      path, record, off, need, rest));
+    off += pos + need;
+  }
+  return fr;
+}
+
 }  // namespace
 
-std::vector<NamedTensor> parse_ckpt(std::string_view bytes, const std::string& path) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    throw FormatError(
-        fmt::format("{}: file of {} bytes is larger than a protobuf checkpoint can be (2 GiB)", path, bytes.size()));
+std::vector<NamedTensor> read_ckpt_file(const InputFile& f, bool* has_crc) {
+  // The framing first, from small reads: junk or a cut file fails here
+  // without the whole file being read.
+  scan_framing(
+      f.size(),
+      [&](uint64_t off, size_t n) {
+        return f.read_string(off, static_cast<size_t>(std::min<uint64_t>(n, f.size() - off)));
+      },
+      f.path());
+  std::string bytes = f.read_string(0, static_cast<size_t>(f.size()));
+  return parse_ckpt(bytes, f.path(), has_crc);
+}
+
+std::vector<NamedTensor> parse_ckpt(std::string_view bytes, const std::string& path, bool* has_crc) {
+  Framing fr = scan_framing(
+      bytes.size(), [&](uint64_t off, size_t n) { return std::string(bytes.substr(static_cast<size_t>(off), n)); },
+      path);
+  bytes = bytes.substr(0, static_cast<size_t>(fr.proto_size));
+  if (fr.has_crc) check_crc(path, fr.crc, crc32_of(bytes));
+  if (has_crc) *has_crc = fr.has_crc;
   Checkpoint ckpt;
   // ParsePartial + IsInitialized instead of ParseFromArray: the latter
   // logs missing required fields to stderr, and the message belongs in the
@@ -86,7 +214,7 @@ std::vector<NamedTensor> parse_ckpt(std::string_view bytes, const std::string& p
   return out;
 }
 
-std::string serialize_ckpt(const std::vector<NamedTensor>& tensors) {
+std::string serialize_ckpt(const std::vector<NamedTensor>& tensors, bool crc) {
   Checkpoint ckpt;
   size_t total = 0;
   for (const NamedTensor& nt : tensors) {
@@ -106,6 +234,12 @@ std::string serialize_ckpt(const std::vector<NamedTensor>& tensors) {
   }
   std::string out;
   if (!ckpt.SerializeToString(&out)) throw FormatError("protobuf serialization of the checkpoint failed");
+  if (crc) {
+    uint32_t c = crc32_of(out);
+    out += kCrcMark;
+    for (size_t i = 0; i < kCrcBytes; ++i)
+      out += static_cast<char>(i < kCrcBytes - 4 ? 0 : c >> (8 * (kCrcBytes - 1 - i)));
+  }
   return out;
 }
 

@@ -1,10 +1,14 @@
-// Checkpoint files on disk: whole-file reads, crash-safe writes, the choice
-// of format by extension, and the copy of tensor data to and from raw bytes.
-// See checkpoint.h for the design.
+// Checkpoint files on disk: opening only regular files, range reads,
+// crash-safe writes and the clean-up of temporary files that killed writers
+// left, the choice of format by extension, CRC32, and the copy of tensor
+// data to and from raw bytes. See checkpoint.h for the design.
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <bit>
 #include <cerrno>
@@ -45,6 +49,45 @@ std::string dir_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
+std::string base_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The temporary file name of a write of `base`, as mkstemp's template.
+constexpr std::string_view kTempMark = ".tmp-";
+constexpr size_t kTempRandom = 6;  // mkstemp's XXXXXX
+
+// Whether `name` is `.BASE.tmp-XXXXXX` for some BASE (`base` when not empty).
+bool is_temp_name(std::string_view name, std::string_view base = {}) {
+  if (name.size() < 1 + kTempMark.size() + kTempRandom + 1 || name[0] != '.') return false;
+  size_t mark = name.size() - kTempRandom - kTempMark.size();
+  if (name.substr(mark, kTempMark.size()) != kTempMark) return false;
+  return base.empty() || name.substr(1, mark - 1) == base;
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+// Removes the temporary files of earlier writes of `path` whose writers are
+// gone. Errors are ignored: this is housekeeping, and the save itself must
+// not fail because an old file could not be removed.
+void remove_stale_temp_files_of(const std::string& path) {
+  std::string dir = dir_of(path), base = base_of(path);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> found;
+  while (const dirent* e = ::readdir(d))
+    if (is_temp_name(e->d_name, base)) found.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  for (const std::string& f : found) remove_stale_temp_file(f);
+}
+
 }  // namespace
 
 bool format_from_path(const std::string& path, Format& out) {
@@ -59,66 +102,130 @@ bool format_from_path(const std::string& path, Format& out) {
   return false;
 }
 
-std::vector<NamedTensor> read_checkpoint(const std::string& path) {
+std::vector<NamedTensor> read_checkpoint(const std::string& path, bool* has_crc) {
   Format f;
   if (!format_from_path(path, f))
     throw FormatError(
         fmt::format("{}: unknown checkpoint format: the file name must end in .ckpt or .safetensors", path));
-  std::string bytes = read_whole_file(path);
-  return f == Format::Ckpt ? parse_ckpt(bytes, path) : parse_safetensors(bytes, path);
+  InputFile file(path);
+  return f == Format::Ckpt ? read_ckpt_file(file, has_crc) : read_safetensors_file(file, has_crc);
 }
 
 void write_checkpoint(const std::string& path, const std::vector<NamedTensor>& tensors,
-                      const std::vector<std::pair<std::string, std::string>>& metadata) {
+                      const std::vector<std::pair<std::string, std::string>>& metadata, bool crc) {
   Format f;
   if (!format_from_path(path, f))
     throw FormatError(
         fmt::format("{}: unknown checkpoint format: the file name must end in .ckpt or .safetensors", path));
   // Serialize completely before touching the file system: a tensor that
   // cannot be saved must not cost the user the previous checkpoint.
-  std::string bytes = f == Format::Ckpt ? serialize_ckpt(tensors) : serialize_safetensors(tensors, metadata);
+  std::string bytes = f == Format::Ckpt ? serialize_ckpt(tensors, crc) : serialize_safetensors(tensors, metadata, crc);
   write_file_atomically(path, bytes);
 }
 
 // ------------------------------------------------------------------ files
 
-std::string read_whole_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_errno(errno, path);
-  FdGuard guard{fd};
+InputFile::InputFile(const std::string& path) : path_(path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer, uninterruptibly as far as the user can tell. It has no effect on
+  // the regular files that pass the check below.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) throw_errno(errno, path);
   struct stat st;
-  if (::fstat(fd, &st) != 0) throw_errno(errno, path);
-  if (S_ISDIR(st.st_mode)) throw_errno(EISDIR, path);
-  std::string out;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_errno(errno, path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+  if (::fstat(fd_, &st) != 0) {
+    int err = errno;
+    ::close(fd_);
+    throw_errno(err, path);
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    if (S_ISDIR(st.st_mode)) throw_errno(EISDIR, path);
+    throw FormatError(
+        fmt::format("{}: not a regular file ({}); a checkpoint must be a regular file", path, file_kind(st.st_mode)));
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(uint64_t offset, void* out, size_t n) const {
+  auto* p = static_cast<char*>(out);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw_errno(errno, path_);
+    }
+    if (r == 0)
+      throw FormatError(
+          fmt::format("{}: the file ended at byte offset {} while reading it (it shrank while being "
+                      "read?)",
+                      path_, offset + done));
+    done += static_cast<size_t>(r);
+  }
+}
+
+std::string InputFile::read_string(uint64_t offset, size_t n) const {
+  std::string out(n, '\0');
+  read_at(offset, out.data(), n);
   return out;
+}
+
+std::string read_whole_file(const std::string& path) {
+  InputFile f(path);
+  return f.read_string(0, static_cast<size_t>(f.size()));
+}
+
+bool remove_stale_temp_file(const std::string& path) {
+  if (!is_temp_name(base_of(path))) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return false;
+  FdGuard guard{fd};
+  struct stat held;
+  if (::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) return false;
+  // A live writer holds an exclusive flock until its rename; the kernel
+  // drops it when the writer dies, however it dies. Why a lock and not the
+  // age of the file or a pid in its name: a large save can take minutes, and
+  // pids are reused and mean nothing on another host sharing the folder. A
+  // file system without flock (some network mounts) fails here and the file
+  // is left alone.
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return false;
+  // Remove what was locked, not whatever the name means now (the writer may
+  // have renamed it away and another writer made a new one of that name).
+  struct stat now;
+  if (::lstat(path.c_str(), &now) != 0 || now.st_dev != held.st_dev || now.st_ino != held.st_ino) return false;
+  return ::unlink(path.c_str()) == 0;
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
   struct stat st;
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw_errno(EISDIR, path);
+  remove_stale_temp_files_of(path);
   std::string dir = dir_of(path);
-  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  std::string tmp = dir + "/." + base + ".tmp-XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw_errno(errno, path);
+  std::string tmp;
+  int fd = -1;
+  // Lock the new temporary file at once. A cleaner may have locked it in
+  // the instant between mkstemp and flock and removed it: then the name has
+  // no links left, and the write starts over with a new one.
+  for (int attempt = 0;; ++attempt) {
+    tmp = dir + "/." + base_of(path) + std::string(kTempMark) + std::string(kTempRandom, 'X');
+    fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // a child process must not inherit the lock
+    if (fd < 0) throw_errno(errno, path);
+    struct stat mine;
+    bool locked = ::flock(fd, LOCK_EX) == 0;
+    if (!locked || (::fstat(fd, &mine) == 0 && mine.st_nlink > 0) || attempt == 3) break;
+    ::close(fd);
+  }
   FdGuard guard{fd};
   auto fail = [&](int err) {
     ::unlink(tmp.c_str());
     throw_errno(err, path);
   };
-  // mkstemp creates the file 0600; keep the old file's mode, or the usual
+  // mkostemp creates the file 0600; keep the old file's mode, or the usual
   // 0644 for a new one.
   if (::fchmod(fd, exists ? (st.st_mode & 07777) : 0644) != 0) fail(errno);
   size_t done = 0;
@@ -131,9 +238,12 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) fail(errno);
-  guard.fd = -1;
-  if (::close(fd) != 0) fail(errno);
+  // Rename while still holding the lock (closing would drop it, and the
+  // complete temporary file would look stale for a moment).
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno);
+  // The data is already durable (fsync); a close error cannot lose it.
+  guard.fd = -1;
+  ::close(fd);
   // Make the rename itself durable; a failure here leaves a complete file
   // in place, so it is not reported.
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -143,7 +253,57 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   }
 }
 
+uint32_t crc32_of(std::string_view data, uint32_t crc) {
+  return static_cast<uint32_t>(
+      ::crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), static_cast<z_size_t>(data.size())));
+}
+
+uint32_t crc32_combine_of(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  return static_cast<uint32_t>(::crc32_combine(crc_a, crc_b, static_cast<z_off_t>(length_b)));
+}
+
+void check_crc(const std::string& path, uint32_t stored, uint32_t actual) {
+  if (stored != actual)
+    throw FormatError(
+        fmt::format("{}: the crc check failed: the file records CRC32 {} but its content has {}; "
+                    "the file is damaged",
+                    path, stored, actual));
+}
+
 // ---------------------------------------------------------------- tensors
+
+namespace {
+
+// Whether an IEEE value of `bits` (exponent mask `exp`) is NaN or infinite:
+// all exponent bits set. Works on the raw bits, so float16 and bfloat16
+// need no conversion.
+template <class U>
+bool any_non_finite(const std::string& bytes, U exp) {
+  size_t n = bytes.size() / sizeof(U);
+  for (size_t i = 0; i < n; ++i) {
+    U v;
+    std::memcpy(&v, bytes.data() + i * sizeof(U), sizeof(U));
+    if ((v & exp) == exp) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::string* first_non_finite(const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& nt : tensors) {
+    bool bad = false;
+    switch (nt.tensor.dtype()) {
+      case DType::Float64: bad = any_non_finite<uint64_t>(tensor_bytes(nt.tensor), 0x7ff0000000000000ull); break;
+      case DType::Float32: bad = any_non_finite<uint32_t>(tensor_bytes(nt.tensor), 0x7f800000u); break;
+      case DType::Float16: bad = any_non_finite<uint16_t>(tensor_bytes(nt.tensor), 0x7c00); break;
+      case DType::BFloat16: bad = any_non_finite<uint16_t>(tensor_bytes(nt.tensor), 0x7f80); break;
+      default: break;
+    }
+    if (bad) return &nt.name;
+  }
+  return nullptr;
+}
 
 std::string tensor_bytes(const Tensor& t) {
   Tensor c = t.contiguous();

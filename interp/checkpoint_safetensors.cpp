@@ -9,9 +9,16 @@
 // fits in the file, each tensor's byte range matches its dtype and shape,
 // and the ranges tile the data section exactly (no gaps, no overlap, nothing
 // after the last). That last rule is what makes every truncation of a file
-// detectable. Errors give the file and the byte offset in the file where the
-// problem was found. Tensors are returned in data order, which is the order
-// they were written in.
+// detectable. From a file, the 8-byte length and the header are read and
+// checked against the file's size before any data is read; the data is then
+// read straight into the tensors. Errors give the file and the byte offset
+// in the file where the problem was found. Tensors are returned in data
+// order, which is the order they were written in.
+//
+// MindSpore's CRC (save_checkpoint(crc_check=True)): __metadata__["crc_num"]
+// holds the decimal CRC32 chained over each tensor's name (UTF-8) and data
+// bytes, tensors in name order. When present it is verified; a mismatch
+// names the file and both values.
 //
 // Writing puts "__metadata__" first, then the tensors in the given order
 // with consecutive data, and pads the header with spaces to a multiple of 8
@@ -123,39 +130,72 @@ class HeaderReader {
   size_t base_;
 };
 
-}  // namespace
+// The checked header: where the data starts, the tensors in data order, and
+// the CRC32 of __metadata__["crc_num"] if there is one.
+struct Layout {
+  uint64_t data_start = 0;
+  std::vector<Entry> entries;
+  bool has_crc = false;
+  uint32_t crc = 0;
+};
 
-std::vector<NamedTensor> parse_safetensors(std::string_view bytes, const std::string& path) {
-  if (bytes.size() < 8)
+// The header length from the file's first 8 bytes, checked against its size.
+uint64_t header_length(std::string_view first8, uint64_t file_size, const std::string& path) {
+  if (file_size < 8)
     throw FormatError(
         fmt::format("{}: not a safetensors file: {} bytes, too short for the 8-byte header length at "
                     "byte offset 0",
-                    path, bytes.size()));
+                    path, file_size));
   uint64_t n;
-  std::memcpy(&n, bytes.data(), 8);
-  if (n > kMaxHeaderBytes || n > bytes.size() - 8)
+  std::memcpy(&n, first8.data(), 8);
+  if (n > kMaxHeaderBytes || n > file_size - 8)
     throw FormatError(
         fmt::format("{}: invalid safetensors file: the header length {} at byte offset 0 runs past the "
                     "end of the file ({} bytes){}",
-                    path, n, bytes.size(), n > kMaxHeaderBytes ? " or exceeds 100 MB" : ""));
+                    path, n, file_size, n > kMaxHeaderBytes ? " or exceeds 100 MB" : ""));
+  return n;
+}
+
+// Parses the JSON header and checks it against the file's size: every
+// tensor's range matches its dtype and shape, and the ranges tile the data
+// section exactly.
+Layout read_layout(std::string_view header, uint64_t file_size, const std::string& path) {
   HeaderReader reader(path, 8);
-  Json header;
+  Json json;
   try {
-    header = parse_json(bytes.substr(8, n));
+    json = parse_json(header);
   } catch (const JsonError& e) {
     reader.fail(e.offset, e.what());
   }
-  if (header.type != Json::Type::Object) reader.fail(header.offset, "the header must be a JSON object");
-  std::vector<Entry> entries;
-  for (auto& [name, v] : header.members) {
-    if (name == "__metadata__")
-      reader.check_metadata(v);
-    else
-      entries.push_back(reader.entry(name, v));
+  if (json.type != Json::Type::Object) reader.fail(json.offset, "the header must be a JSON object");
+  Layout out;
+  for (auto& [name, v] : json.members) {
+    if (name != "__metadata__") {
+      out.entries.push_back(reader.entry(name, v));
+      continue;
+    }
+    reader.check_metadata(v);
+    for (auto& [k, value] : v.members) {
+      if (k != "crc_num") continue;
+      // MindSpore writes str(crc): decimal digits of a 32-bit value.
+      const std::string& d = value.str;
+      uint64_t c = 0;
+      bool ok = !d.empty() && d.size() <= 10;
+      for (char ch : d) {
+        ok = ok && ch >= '0' && ch <= '9';
+        c = c * 10 + static_cast<uint64_t>(ch - '0');
+      }
+      if (!ok || c > UINT32_MAX)
+        reader.fail(value.offset, fmt::format("__metadata__ crc_num {} is not a CRC32", json_quote(d.substr(0, 40))));
+      out.has_crc = true;
+      out.crc = static_cast<uint32_t>(c);
+    }
   }
+  auto& entries = out.entries;
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
-  const uint64_t data_start = 8 + n;
-  const uint64_t data_size = bytes.size() - data_start;
+  out.data_start = 8 + header.size();
+  const uint64_t data_start = out.data_start;
+  const uint64_t data_size = file_size - data_start;
   uint64_t expected = 0;
   for (const Entry& e : entries) {
     if (e.begin != expected)
@@ -172,28 +212,103 @@ std::vector<NamedTensor> parse_safetensors(std::string_view bytes, const std::st
                     "offset {} but the file has {}{}",
                     path, expected, data_start, data_size,
                     expected > data_size ? " (truncated file?)" : " (extra bytes at the end)"));
-  std::vector<NamedTensor> out;
-  out.reserve(entries.size());
-  for (const Entry& e : entries) {
-    kernels::Dims shape{std::span<const int64_t>(e.shape)};
-    std::string_view data = bytes.substr(data_start + e.begin, e.end - e.begin);
-    out.push_back({e.name, e.dtype->itemsize == kernels::dtype_size(e.dtype->dtype)
-                               ? tensor_from_bytes(e.dtype->dtype, shape, data)
-                               : int16_tensor_from_bytes(shape, data)});
+  return out;
+}
+
+bool widened(const Entry& e) { return e.dtype->itemsize != kernels::dtype_size(e.dtype->dtype); }
+
+// MindSpore's safetensors CRC: crc32 chained over each tensor's name and
+// data bytes, names in sorted order. `data_crcs[i]` is the CRC32 of entry
+// i's data alone (entries in data order).
+uint32_t layout_crc(const Layout& l, const std::vector<uint32_t>& data_crcs) {
+  std::vector<size_t> order(l.entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return l.entries[a].name < l.entries[b].name; });
+  uint32_t crc = 0;
+  for (size_t i : order) {
+    crc = crc32_of(l.entries[i].name, crc);
+    crc = crc32_combine_of(crc, data_crcs[i], l.entries[i].end - l.entries[i].begin);
   }
+  return crc;
+}
+
+void finish(const Layout& l, const std::vector<uint32_t>& data_crcs, const std::string& path, bool* has_crc) {
+  if (l.has_crc) check_crc(path, l.crc, layout_crc(l, data_crcs));
+  if (has_crc) *has_crc = l.has_crc;
+}
+
+}  // namespace
+
+std::vector<NamedTensor> parse_safetensors(std::string_view bytes, const std::string& path, bool* has_crc) {
+  uint64_t n = header_length(bytes.substr(0, std::min<size_t>(8, bytes.size())), bytes.size(), path);
+  Layout l = read_layout(bytes.substr(8, n), bytes.size(), path);
+  std::vector<NamedTensor> out;
+  std::vector<uint32_t> crcs;
+  out.reserve(l.entries.size());
+  for (const Entry& e : l.entries) {
+    kernels::Dims shape{std::span<const int64_t>(e.shape)};
+    std::string_view data = bytes.substr(l.data_start + e.begin, e.end - e.begin);
+    crcs.push_back(l.has_crc ? crc32_of(data) : 0);
+    out.push_back(
+        {e.name, widened(e) ? int16_tensor_from_bytes(shape, data) : tensor_from_bytes(e.dtype->dtype, shape, data)});
+  }
+  finish(l, crcs, path, has_crc);
+  return out;
+}
+
+std::vector<NamedTensor> read_safetensors_file(const InputFile& f, bool* has_crc) {
+  // The header is read and checked against the file's size before any
+  // data: a huge or sparse file with a bad header costs two small reads.
+  std::string first8 = f.read_string(0, static_cast<size_t>(std::min<uint64_t>(8, f.size())));
+  uint64_t n = header_length(first8, f.size(), f.path());
+  Layout l = read_layout(f.read_string(8, n), f.size(), f.path());
+  std::vector<NamedTensor> out;
+  std::vector<uint32_t> crcs;
+  out.reserve(l.entries.size());
+  for (const Entry& e : l.entries) {
+    kernels::Dims shape{std::span<const int64_t>(e.shape)};
+    uint64_t offset = l.data_start + e.begin;
+    size_t len = static_cast<size_t>(e.end - e.begin);
+    if (widened(e)) {
+      std::string data = f.read_string(offset, len);
+      crcs.push_back(l.has_crc ? crc32_of(data) : 0);
+      out.push_back({e.name, int16_tensor_from_bytes(shape, data)});
+      continue;
+    }
+    // Straight into the tensor: no second copy of the data in memory.
+    kernels::Tensor t(e.dtype->dtype, shape);
+    if (len) f.read_at(offset, t.raw(), len);
+    auto* p = static_cast<uint8_t*>(t.raw());
+    crcs.push_back(l.has_crc ? crc32_of(std::string_view(reinterpret_cast<const char*>(p), len)) : 0);
+    if (e.dtype->dtype == DType::Bool)
+      for (size_t i = 0; i < len; ++i) p[i] = p[i] != 0;
+    out.push_back({e.name, std::move(t)});
+  }
+  finish(l, crcs, f.path(), has_crc);
   return out;
 }
 
 std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
-                                  const std::vector<std::pair<std::string, std::string>>& metadata) {
+                                  const std::vector<std::pair<std::string, std::string>>& metadata, bool crc) {
+  std::vector<std::pair<std::string, std::string>> meta = metadata;
+  if (crc) {
+    // MindSpore's CRC (see layout_crc): names in sorted order.
+    std::vector<size_t> order(tensors.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors[a].name < tensors[b].name; });
+    uint32_t c = 0;
+    for (size_t i : order) c = crc32_of(tensor_bytes(tensors[i].tensor), crc32_of(tensors[i].name, c));
+    std::erase_if(meta, [](const auto& kv) { return kv.first == "crc_num"; });
+    meta.emplace_back("crc_num", std::to_string(c));
+  }
   std::string header = "{";
   auto comma = [&] {
     if (header.size() > 1) header += ",";
   };
-  if (!metadata.empty()) {
+  if (!meta.empty()) {
     header += "\"__metadata__\":{";
-    for (size_t i = 0; i < metadata.size(); ++i)
-      header += (i ? "," : "") + json_quote(metadata[i].first) + ":" + json_quote(metadata[i].second);
+    for (size_t i = 0; i < meta.size(); ++i)
+      header += (i ? "," : "") + json_quote(meta[i].first) + ":" + json_quote(meta[i].second);
     header += "}";
   }
   uint64_t offset = 0;

@@ -2,10 +2,18 @@
 // msl.train.serialization (save_checkpoint / load_checkpoint).
 //
 //   read(path)                      -> [(name, Tensor), ...] in file order
-//   write(path, items, metadata=[]) items: [(name, Tensor), ...]; metadata:
-//                                   [(key, value), ...] strings, safetensors only
+//   read_with_crc(path)             -> ([(name, Tensor), ...], has_crc): whether
+//                                   the file carried a CRC32 (then verified)
+//   write(path, items, metadata=[], crc=False)
+//                                   items: [(name, Tensor), ...]; metadata:
+//                                   [(key, value), ...] strings, safetensors
+//                                   only; crc: MindSpore's CRC32 (crc_check)
 //   read_bytes(path)                -> [int, ...]  the file's bytes
 //   write_bytes(path, ints)         writes bytes 0..255 (crash-safe as write)
+//   remove_stale_temp(path)         -> bool: removes `.NAME.tmp-XXXXXX` if its
+//                                   writer is gone (checkpoint.h)
+//   first_non_finite(items)         -> the name of the first tensor with a NaN
+//                                   or an infinity, or None
 //
 // The format follows the extension: .ckpt (MindSpore protobuf) or
 // .safetensors. The byte functions exist because MSL has no bytes type:
@@ -65,36 +73,55 @@ std::pair<Value, Value> pair_item(Interp& I, const Value& v, const char* fname, 
       I, fmt::format("{}: item {} must be a (name, value) pair with a str name, not {}", fname, index, I.repr(v)));
 }
 
+Value tensor_list(std::vector<checkpoint::NamedTensor>& tensors, Object* tensor_cls) {
+  std::vector<Value> out;
+  out.reserve(tensors.size());
+  for (auto& nt : tensors)
+    out.push_back(new_tuple({str_value(nt.name), wrap_tensor(static_cast<Class*>(tensor_cls), std::move(nt.tensor))}));
+  return new_list(std::move(out));
+}
+
 Value f_read(Interp& I, Args& a, Object* data) {
   Value v[1];
   bind_args(I, "read", a, {"path"}, 1, v);
   std::string path = path_arg(I, v[0], "read");
   auto tensors = checkpoint_call(I, [&] { return checkpoint::read_checkpoint(path); });
-  auto* tensor_cls = static_cast<Class*>(data);
-  std::vector<Value> out;
-  out.reserve(tensors.size());
-  for (auto& nt : tensors)
-    out.push_back(new_tuple({str_value(nt.name), wrap_tensor(tensor_cls, std::move(nt.tensor))}));
-  return new_list(std::move(out));
+  return tensor_list(tensors, data);
 }
 
-Value f_write(Interp& I, Args& a, Object*) {
-  Value v[3];
-  bind_args(I, "write", a, {"path", "items", "metadata"}, 2, v);
-  std::string path = path_arg(I, v[0], "write");
+Value f_read_with_crc(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_args(I, "read_with_crc", a, {"path"}, 1, v);
+  std::string path = path_arg(I, v[0], "read_with_crc");
+  bool has_crc = false;
+  auto tensors = checkpoint_call(I, [&] { return checkpoint::read_checkpoint(path, &has_crc); });
+  return new_tuple({tensor_list(tensors, data), Value::boolean(has_crc)});
+}
+
+// The (name, Tensor) pairs of `items` (`fname` names the caller in errors).
+std::vector<checkpoint::NamedTensor> named_tensors(Interp& I, const Value& items, const char* fname) {
   std::vector<checkpoint::NamedTensor> tensors;
   size_t index = 0;
-  for (const Value& item : sequence_items(I, v[1], "write() items")) {
-    auto [name, value] = pair_item(I, item, "write", index++);
+  for (const Value& item : sequence_items(I, items, fmt::format("{}() items", fname).c_str())) {
+    auto [name, value] = pair_item(I, item, fname, index++);
     if (is_tracer(value))
-      raise_type_error(I, fmt::format("write: '{}' is a tensor being traced or compiled; save checkpoints outside "
+      raise_type_error(I, fmt::format("{}: '{}' is a tensor being traced or compiled; save checkpoints outside "
                                       "compiled code",
-                                      name.as<Str>()->s));
+                                      fname, name.as<Str>()->s));
     if (!is_tensor(value))
-      raise_type_error(I, fmt::format("write: the value of '{}' must be a Tensor or Parameter, not {}",
+      raise_type_error(I, fmt::format("{}: the value of '{}' must be a Tensor or Parameter, not {}", fname,
                                       name.as<Str>()->s, I.type_name(value)));
     tensors.push_back({name.as<Str>()->s, tensor_of(value)});
   }
+  return tensors;
+}
+
+Value f_write(Interp& I, Args& a, Object*) {
+  Value v[4];
+  bind_args(I, "write", a, {"path", "items", "metadata", "crc"}, 2, v);
+  std::string path = path_arg(I, v[0], "write");
+  std::vector<checkpoint::NamedTensor> tensors = named_tensors(I, v[1], "write");
+  size_t index = 0;
   std::vector<std::pair<std::string, std::string>> metadata;
   if (!v[2].is_undef() && !v[2].is_none()) {
     index = 0;
@@ -106,7 +133,8 @@ Value f_write(Interp& I, Args& a, Object*) {
       metadata.emplace_back(key.as<Str>()->s, value.as<Str>()->s);
     }
   }
-  checkpoint_call(I, [&] { checkpoint::write_checkpoint(path, tensors, metadata); });
+  bool crc = !v[3].is_undef() && I.truthy(v[3]);
+  checkpoint_call(I, [&] { checkpoint::write_checkpoint(path, tensors, metadata, crc); });
   return Value::none();
 }
 
@@ -136,6 +164,20 @@ Value f_write_bytes(Interp& I, Args& a, Object*) {
   return Value::none();
 }
 
+Value f_remove_stale_temp(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "remove_stale_temp", a, 1, 1, v);
+  return Value::boolean(checkpoint::remove_stale_temp_file(path_arg(I, v[0], "remove_stale_temp")));
+}
+
+Value f_first_non_finite(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "first_non_finite", a, 1, 1, v);
+  std::vector<checkpoint::NamedTensor> tensors = named_tensors(I, v[0], "first_non_finite");
+  const std::string* name = checkpoint_call(I, [&] { return checkpoint::first_non_finite(tensors); });
+  return name ? str_value(*name) : Value::none();
+}
+
 }  // namespace
 
 void init_module_msl_checkpoint(Interp& I, Module& m) {
@@ -144,9 +186,12 @@ void init_module_msl_checkpoint(Interp& I, Module& m) {
   if (!tensor.is(Kind::Class)) raise_type_error(I, "msl._checkpoint: msl._core.Tensor is not a class");
   Ref<Object> tensor_cls(tensor.obj());
   I.def_native(&m, "read", f_read, tensor_cls);
+  I.def_native(&m, "read_with_crc", f_read_with_crc, tensor_cls);
   I.def_native(&m, "write", f_write);
   I.def_native(&m, "read_bytes", f_read_bytes);
   I.def_native(&m, "write_bytes", f_write_bytes);
+  I.def_native(&m, "remove_stale_temp", f_remove_stale_temp);
+  I.def_native(&m, "first_non_finite", f_first_non_finite);
 }
 
 }  // namespace msl

@@ -2,14 +2,25 @@
 // interpreter: the JSON reader on valid and malformed text, and the two
 // parsers on every truncation and on many corruptions of small files, which
 // must all end in a FormatError (or, for mutations that keep the file
-// valid, a successful parse), never a crash. The script tests in
+// valid, a successful parse), never a crash; MindSpore's CRC; the file
+// layer's refusal of non-regular files and of huge sparse files before
+// reading them, and its clean-up of temporary files. The script tests in
 // tests/ops/checkpoint/ cover the MSL API and the files' exact bytes.
 #include "interp/checkpoint.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 using namespace msl::checkpoint;
@@ -36,7 +47,7 @@ std::vector<NamedTensor> sample_tensors() {
 template <class Parse>
 bool parses(Parse parse, std::string_view bytes) {
   try {
-    parse(bytes, "f");
+    parse(bytes, "f", nullptr);
     return true;
   } catch (const FormatError&) {
     return false;
@@ -180,4 +191,170 @@ TEST_CASE("byte_size_of rejects negative, overflowing and too many dims") {
   CHECK(!valid_utf8("\xc0\xaf"));      // overlong '/'
   CHECK(!valid_utf8("\xed\xa0\x80"));  // surrogate
   CHECK(!valid_utf8("\xe2\x82"));      // truncated
+}
+
+TEST_CASE("a CRC round-trips, is verified, and every cut but record boundaries fails") {
+  auto tensors = sample_tensors();
+  for (int fmt = 0; fmt < 2; ++fmt) {
+    std::string bytes = fmt ? serialize_safetensors(tensors, {}, true) : serialize_ckpt(tensors, true);
+    bool has_crc = false;
+    auto back = fmt ? parse_safetensors(bytes, "f", &has_crc) : parse_ckpt(bytes, "f", &has_crc);
+    CHECK(has_crc);
+    CHECK(back.size() == tensors.size());
+    std::string plain = fmt ? serialize_safetensors(tensors, {}) : serialize_ckpt(tensors);
+    fmt ? parse_safetensors(plain, "f", &has_crc) : parse_ckpt(plain, "f", &has_crc);
+    CHECK(!has_crc);
+    // Any byte changed: a FormatError (CRC or format), or, where the flip
+    // hit the CRC's own marking ("crc_num"), a file without a CRC that
+    // parses to exactly the original tensors. Never other values.
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(bad[i] ^ 0x10);
+      CAPTURE(i);
+      try {
+        auto r = fmt ? parse_safetensors(bad, "f", &has_crc) : parse_ckpt(bad, "f", &has_crc);
+        CHECK(!has_crc);
+        REQUIRE(r.size() == tensors.size());
+        for (size_t k = 0; k < r.size(); ++k) {
+          CHECK(r[k].name == tensors[k].name);
+          CHECK(tensor_bytes(r[k].tensor) == tensor_bytes(tensors[k].tensor));
+        }
+      } catch (const FormatError&) {
+      }
+    }
+  }
+  std::string bytes = serialize_ckpt(tensors, true);
+  std::vector<size_t> boundaries;
+  for (size_t k = 0; k <= tensors.size(); ++k)
+    boundaries.push_back(serialize_ckpt({tensors.begin(), tensors.begin() + static_cast<long>(k)}).size());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    CAPTURE(n);
+    bool boundary = std::find(boundaries.begin(), boundaries.end(), n) != boundaries.end();
+    CHECK(parses(parse_ckpt, std::string_view(bytes).substr(0, n)) == boundary);
+  }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder, removed with its content at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "msl_ckpt_unit_XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const char* name) const { return (path / name).string(); }
+};
+
+std::string read_error(const std::string& path) {
+  try {
+    read_checkpoint(path);
+  } catch (const FormatError& e) {
+    return e.what();
+  } catch (const SystemError& e) {
+    return "errno " + std::to_string(e.err);
+  }
+  return "read";
+}
+
+long peak_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace
+
+TEST_CASE("only regular files are read: a FIFO, a device, a folder are errors at once") {
+  TempDir dir;
+  REQUIRE(::mkfifo((dir / "pipe.ckpt").c_str(), 0600) == 0);  // open() would block on it
+  CHECK(read_error(dir / "pipe.ckpt") ==
+        dir / "pipe.ckpt" + ": not a regular file (a FIFO); a checkpoint must be a regular file");
+  fs::create_symlink("/dev/zero", dir / "zero.safetensors");  // would never end
+  CHECK(read_error(dir / "zero.safetensors") ==
+        dir / "zero.safetensors" + ": not a regular file (a character device); a checkpoint must be a regular file");
+  fs::create_directory(dir / "d.ckpt");
+  CHECK(read_error(dir / "d.ckpt") == "errno " + std::to_string(EISDIR));
+  CHECK_THROWS_AS(read_whole_file(dir / "pipe.ckpt"), FormatError);
+}
+
+TEST_CASE("huge sparse files fail from their headers, without being read") {
+  TempDir dir;
+  auto sparse = [&](const char* name, uint64_t size, const std::string& head) {
+    std::string p = dir / name;
+    std::ofstream(p, std::ios::binary) << head;
+    REQUIRE(::truncate(p.c_str(), static_cast<off_t>(size)) == 0);
+    return p;
+  };
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  // A header that claims 3 GiB of data in a file that is all zeros after it.
+  std::string header = R"({"w":{"dtype":"U8","shape":[3221225472],"data_offsets":[0,3221225472]}})";
+  std::string head(8, '\0');
+  uint64_t n = header.size();
+  std::memcpy(head.data(), &n, 8);
+  long before = peak_rss_kb();
+  auto start = std::chrono::steady_clock::now();
+  std::string st = sparse("big.safetensors", 2 * kGiB, head + header);
+  CHECK(read_error(st).find(
+            "describes 3221225472 bytes of data from byte offset 79 but the file has 2147483569 (truncated file?)") !=
+        std::string::npos);
+  std::string zeros = sparse("zeros.safetensors", 2 * kGiB, "");
+  CHECK(read_error(zeros).find("invalid safetensors header at byte offset 8") != std::string::npos);
+  std::string ck = sparse("zeros.ckpt", kGiB + kGiB / 2, "");
+  CHECK(read_error(ck) ==
+        "not a MindSpore checkpoint (protobuf parse failed): " + ck + ": invalid protobuf field at byte offset 0");
+  // A record that claims more than the file holds: the framing says so.
+  std::string rec = sparse("cut.ckpt", kGiB, std::string("\x0a\xff\xff\xff\xff\x07", 6));
+  CHECK(read_error(rec).find("record 1 at byte offset 0 declares 2147483647 bytes") != std::string::npos);
+  std::string huge = sparse("huge.ckpt", 3 * kGiB, "");
+  CHECK(read_error(huge).find("larger than a protobuf checkpoint can be") != std::string::npos);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 5.0);
+  CHECK(peak_rss_kb() - before < 64 * 1024);  // nothing near the files' sizes was allocated
+}
+
+TEST_CASE("stale temporary files are removed; locked ones and other files are kept") {
+  TempDir dir;
+  auto touch = [&](const char* name) { std::ofstream(dir / name) << "x"; };
+  touch(".m.ckpt.tmp-AbC123");  // a killed writer's
+  touch(".m.ckpt.tmp-LiVe12");  // a live writer's (locked below)
+  touch(".other.ckpt.tmp-XyZ789");
+  touch("m.ckpt.tmp-AbC123");  // not a temporary name (no leading dot)
+  int fd = ::open((dir / ".m.ckpt.tmp-LiVe12").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  CHECK(!remove_stale_temp_file(dir / "m.ckpt.tmp-AbC123"));
+  CHECK(!remove_stale_temp_file(dir / ".m.ckpt.tmp-LiVe12"));
+  // A save of m.ckpt removes its own stale temporary files only.
+  write_file_atomically(dir / "m.ckpt", "data");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.path)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names ==
+        std::vector<std::string>{".m.ckpt.tmp-LiVe12", ".other.ckpt.tmp-XyZ789", "m.ckpt", "m.ckpt.tmp-AbC123"});
+  ::close(fd);  // the writer is gone: now it is stale
+  CHECK(remove_stale_temp_file(dir / ".m.ckpt.tmp-LiVe12"));
+  CHECK(remove_stale_temp_file(dir / ".other.ckpt.tmp-XyZ789"));
+  CHECK(!fs::exists(dir / ".m.ckpt.tmp-LiVe12"));
+}
+
+TEST_CASE("first_non_finite finds NaN and infinity in every floating dtype and ignores integers") {
+  auto one = [](DType d, uint64_t bits, size_t size) {
+    Tensor t(d, {2});
+    std::memset(t.raw(), 0, 2 * size);
+    std::memcpy(static_cast<char*>(t.raw()) + size, &bits, size);
+    return t;
+  };
+  CHECK(first_non_finite({{"ok", one(DType::Float32, 0x3f800000, 4)}}) == nullptr);
+  CHECK(*first_non_finite({{"ok", one(DType::Float32, 0x3f800000, 4)}, {"inf", one(DType::Float32, 0x7f800000, 4)}}) ==
+        "inf");
+  CHECK(*first_non_finite({{"nan", one(DType::Float64, 0x7ff8000000000001ull, 8)}}) == "nan");
+  CHECK(*first_non_finite({{"h", one(DType::Float16, 0xfc00, 2)}}) == "h");     // -inf
+  CHECK(first_non_finite({{"h", one(DType::Float16, 0x7bff, 2)}}) == nullptr);  // 65504
+  CHECK(*first_non_finite({{"b", one(DType::BFloat16, 0x7fc0, 2)}}) == "b");
+  CHECK(first_non_finite({{"i", one(DType::Int32, 0x7f800000, 4)}}) == nullptr);
 }
