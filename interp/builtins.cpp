@@ -236,6 +236,7 @@ Value builtin_print(Interp& I, Args& a, Object*) {
   out += end_text;
   if (file.is_none()) {
     I.write_out(out);
+    if (I.truthy(flush)) I.flush_out();
     return Value();
   }
   Value text = str_value(std::move(out));

@@ -45,6 +45,10 @@ class Interp {
     // Where print() and sys.stdout.write go. Default: discard.
     std::function<void(std::string_view)> write_stdout;
     std::function<void(std::string_view)> write_stderr;
+    // What print(..., flush=True) and sys.stdout.flush() do: push what
+    // write_stdout buffered to its destination (msl_main: fflush(stdout),
+    // which is block-buffered when redirected). Null: nothing to flush.
+    std::function<void()> flush_stdout;
     // Maximum depth of nested MSL calls before RecursionError (sys.setrecursionlimit).
     int recursion_limit = 1000;
     // When > 0, a RuntimeError is raised after this many loop iterations and
@@ -234,6 +238,7 @@ class Interp {
 
   void write_out(std::string_view s) { if (opts_.write_stdout) opts_.write_stdout(s); }
   void write_err(std::string_view s) { if (opts_.write_stderr) opts_.write_stderr(s); }
+  void flush_out() { if (opts_.flush_stdout) opts_.flush_stdout(); }
 
  private:
   std::string repr_leaf(const Value& v);

@@ -64,7 +64,8 @@ Value stream_writelines(Interp& I, Args& a, Object*) {
 }
 
 Value stream_flush(Interp& I, Args& a, Object*) {
-  self_stream(I, a, "flush");
+  // stderr is unbuffered (the host's write_stderr writes at once).
+  if (!self_stream(I, a, "flush")->is_stderr) I.flush_out();
   return Value();
 }
 

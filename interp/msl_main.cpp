@@ -194,7 +194,11 @@ bool read_file(const std::string& path, std::string& out) {
 
 int run_job(const CommandLine& cl) {
   msl::Interp::Options opts;
+  // stdout keeps C's buffering, as Python's: line-buffered on a terminal,
+  // block-buffered into a file or pipe (flushed at exit, before stderr
+  // output, and on print(flush=True) / sys.stdout.flush()).
   opts.write_stdout = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  opts.flush_stdout = [] { std::fflush(stdout); };
   opts.write_stderr = [](std::string_view s) {
     std::fflush(stdout);
     std::fwrite(s.data(), 1, s.size(), stderr);
