@@ -180,6 +180,10 @@ class GraphCompiler {
   // The graph of a gradient rule traced at these arguments' signature
   // (cached; null when it cannot be traced: the MSL rule runs instead).
   const ir::FuncGraph* traced_rule(const HostValue& rule, const std::vector<exec::RtValue>& args);
+  // Whether host function `hv` may be traced at compile time
+  // (traceable_host_call), `first` being the type of its first argument
+  // (a method adapter's receiver) or null.
+  bool may_trace(const HostValue& hv, const jit::AbsValue* first);
   // What a host function returns for arguments of these types, found by
   // tracing it (library code); nullopt when it cannot be traced.
   std::optional<jit::AbsValue> host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args);

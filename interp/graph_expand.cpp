@@ -97,6 +97,8 @@ size_t expand_host_calls(GraphCompiler& gc, const jit::Specialized& sp, const We
       bool j = callee->is_call_of(ir::IrOp::J) && callee->num_args() == 1;
       const HostValue* hv = library_function(j ? callee->arg(0) : callee);
       if (!hv) continue;
+      auto first = n->num_args() > 0 ? sp.types.find(n->arg(0)->id()) : sp.types.end();
+      if (!gc.may_trace(*hv, first != sp.types.end() ? &first->second : nullptr)) continue;  // runs as a host call
       std::vector<trace::TraceInput> inputs;
       std::vector<ir::Node*> tensor_args;
       std::string key = fmt::format("expand:{}:", static_cast<const void*>(hv));

@@ -103,6 +103,14 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
 
 }  // namespace
 
+const std::string* adapter_method(const Value& fn) {
+  if (!fn.is(Kind::Native)) return nullptr;
+  const Native* n = fn.as<Native>();
+  if (n->fn != &call_adapter) return nullptr;
+  const ir::HostAdapter& s = static_cast<AdapterData*>(n->data.get())->spec;
+  return s.kind == ir::HostAdapter::Kind::Method ? &s.attr : nullptr;
+}
+
 ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec) {
   // The lowering passes a callee that is not a host constant as the first
   // argument; one that is must be an interpreter value, or the adapter

@@ -14,6 +14,7 @@
 
 #include "interp/builtins.h"
 #include "interp/graph_compiler_impl.h"
+#include "interp/graph_host_adapter.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
@@ -186,6 +187,12 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     Value bp = I.call(maker, std::span<Value>(margs));
     return exec::make_tuple({to_rt(I, out), exec::RtValue(host_ref(I, bp))});
   }
+  Value receiver = !args.empty() && args[0].is<ir::HostRef>() ? from_rt(I, tensor_cls, args[0]) : Value::undef();
+  if (!traceable_host_call(I, hv->value(), receiver.is_undef() ? nullptr : &receiver))
+    throw exec::ExecError("cannot differentiate " + hv->name() +
+                              ": it acts on host state (a method of a list, dict or file, open, print, os, sys, time "
+                              "or random); call it outside the differentiated function",
+                          "");
   std::vector<trace::TraceInput> inputs;
   std::string key = std::to_string(jh->order()) + ":";
   if (size_t bad = trace_signature(*hv, args, inputs, key); bad < args.size())
@@ -286,9 +293,19 @@ const ir::FuncGraph* GraphCompiler::traced_rule(const HostValue& rule, const std
   return it->second;
 }
 
+bool GraphCompiler::may_trace(const HostValue& hv, const jit::AbsValue* first) {
+  const HostValue* receiver = nullptr;
+  if (auto f = first ? first->get_if<jit::AbsFunc>() : nullptr; f && f->callees.size() == 1) {
+    const jit::AbsCallee& c = f->callees[0];
+    if (c.kind == jit::AbsCallee::Kind::Host && c.bound.empty()) receiver = host_data(c.host.get());
+  }
+  return traceable_host_call(I, hv.value(), receiver ? &receiver->value() : nullptr);
+}
+
 std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args) {
   auto hv = dynamic_cast<const HostValue*>(h.get());
   if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) return std::nullopt;
+  if (!may_trace(*hv, args.empty() ? nullptr : &args[0])) return std::nullopt;  // runs when the graph runs
   // A gradient function (a training step's value_and_grad): tracing it
   // would compile its gradient graph for untyped tracer arguments; the
   // expansion puts the graph itself in, typed.

@@ -150,6 +150,14 @@ Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
     if (i < 0 || drops_effect(tup, i, effect)) return nullptr;
     return tup->arg(static_cast<size_t>(i));
   }
+  if (tup->is_call_of(IrOp::depend) && tup->num_args() == 2 && tup->arg(0)->is_call_of(IrOp::make_tuple)) {
+    // A tuple ordered after an effect (the gradients passed to one
+    // optimizer updater after another's update): the item, ordered after it.
+    Node* items = tup->arg(0);
+    int64_t i = normalize(*idx, items->num_args());
+    if (i < 0 || drops_effect(items, i, effect)) return nullptr;
+    return rw.build(h, {tup->callee(), items->arg(static_cast<size_t>(i)), tup->arg(1)}, n);
+  }
   if (tup->is_call_of(IrOp::tuple_setitem) && tup->num_args() == 3) {
     std::optional<int64_t> set = const_int(tup->arg(1));
     if (!set || *set < 0 || *idx < 0) return nullptr;

@@ -4,6 +4,7 @@
 // What it does, for a constant int index i (negative indices count from
 // the end, as at run time, where the length is known):
 //   * tuple_getitem(make_tuple(a0, ..., an), i)     -> ai
+//   * tuple_getitem(depend(make_tuple(a0, ..., an), u), i) -> depend(ai, u)
 //   * tuple_getitem(tuple_setitem(t, i, v), i)      -> v
 //   * tuple_getitem(tuple_setitem(t, i, v), j != i) -> tuple_getitem(t, j)
 //     (indices compared only when both are non-negative)

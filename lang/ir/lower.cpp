@@ -183,6 +183,7 @@ FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
       env.vars[ps.positional[i].name] = g->add_param(ps.positional[i].name, sub.loc(ps.positional[i].span));
     sub.set_out(g, sub.expr(*r.lambda->body, g, env));
   }
+  if (sub.effects_ || sub.effect_count_ > 0) st_.effectful.insert(g);  // its callers sequence its calls
   if (!r.defaults.empty()) {
     std::vector<Node*>& d = st_.defaults[g];
     for (const ConstValue& v : r.defaults) d.push_back(m_.new_constant(v, nullptr, g->loc()));
@@ -219,8 +220,10 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
         const ast::Expr& e = *s.as<ast::ExprStmt>()->value;
         if (e.kind == ast::ExprKind::Constant && e.as<ast::Constant>()->value_kind == ast::ConstKind::Str)
           break;  // docstring
-        // An expression statement without effects computes nothing live.
+        // A call whose value is discarded runs for its effects (lower.h).
+        if (e.kind == ast::ExprKind::Call) discarded_call_ = e.as<ast::Call>();
         expr(e, g, env);
+        discarded_call_ = nullptr;
         break;
       }
       case ast::StmtKind::Assign: {
@@ -359,6 +362,7 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
   // A branch that leaves (return, break, continue) takes the statements
   // after the if with it, into both branches.
   bool returns = contains_exit(s.body) || contains_exit(s.orelse);
+  size_t effects_before = effect_count_;
   FuncGraph* br[2];
   Env benv[2];
   const ast::Body* bodies[2] = {&s.body, &s.orelse};
@@ -386,10 +390,11 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
       set_out(br[k], br[k]->apply(IrOp::make_tuple, outs, "", loc(s.span)));
     }
   }
-  if (effects_ && state_of(g)) cond = g->apply(IrOp::depend, {cond, state_of(g)}, "", loc(s.span));
+  bool effect = effects_ || effect_count_ != effects_before;  // a branch has effects
+  if (effect && state_of(g)) cond = g->apply(IrOp::depend, {cond, state_of(g)}, "", loc(s.span));
   Node* sw = g->apply(IrOp::switch_, {cond, constant(br[0], s.span), constant(br[1], s.span)}, "", loc(s.span));
   Node* res = g->apply({sw}, "", loc(s.span));
-  if (effects_) sequence(g, res);
+  if (effect) sequence(g, res);
   if (returns) {
     set_out(g, res);
     return true;
@@ -406,6 +411,7 @@ Node* FnLowerer::state_of(FuncGraph* g) {
 }
 
 void FnLowerer::sequence(FuncGraph* g, Node* effect) {
+  ++effect_count_;
   Node* u = state_of(g);
   if (!u) u = m_.new_constant(NoneValue{}, nullptr, effect->loc());  // the graph's initial state
   st_.effects[g] = {g->apply(IrOp::update_state, {u, effect}, "", effect->loc()), effect};
@@ -461,7 +467,7 @@ FuncGraph* Lowerer::lower(const ResolvedName& fn) {
   if (failed_.count(key)) return nullptr;
   std::unordered_set<const void*> before;
   for (auto& [d, g] : done_) before.insert(d);
-  lower_detail::LowerState st{module_, root_, done_, defaults_, {}};
+  lower_detail::LowerState st{module_, root_, done_, defaults_, {}, effectful_};
   lower_detail::FnLowerer fl(st, context_);
   try {
     return fl.function_graph(fn);

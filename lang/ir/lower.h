@@ -33,12 +33,17 @@
 //     per item (with break/continue/return: one graph per item, chained by
 //     tail calls).
 //   * Nested def and lambda: graphs nested in the current one (closures).
-//   * Effects: in a function that prints, `print(...)` becomes
-//     print(args..., u) on a per-graph chain of state tokens
-//     (u' = update_state(u, effect)); calls of functions (which may print)
-//     and if/loop calls join the chain too (their first argument depends on
-//     u), and the graph's output depends on the last state, so prints run
-//     in program order and no pass can drop them.
+//   * Effects: `print(...)` becomes print(args..., u) and `assign(p, v)`
+//     assign(p, v, u) on a per-graph chain of state tokens
+//     (u' = update_state(u, effect)), and the graph's output depends on the
+//     last state, so effects run in program order and no pass can drop
+//     them. A call joins the chain (its first argument depends on u) when
+//     its value is discarded (an expression statement: `optimizer(grads)`,
+//     `self.log.append(y)`), when its callee is a graph with effects, or,
+//     once the function has had an effect (or mentions print), any call;
+//     if/loop calls likewise. A function with effects makes its callers'
+//     calls of it effects, so an update deep in an optimizer Cell reached
+//     from a plain function is kept.
 //   * Anything else is a GraphModeError diagnostic naming the construct and
 //     its position, with the help "move it out of construct or use PyNative
 //     mode". Lowering of one function stops at its first error.
@@ -181,6 +186,7 @@ class Lowerer {
   FuncGraph* root_ = nullptr;
   std::unordered_map<const void*, FuncGraph*> done_;
   std::unordered_map<const FuncGraph*, std::vector<Node*>> defaults_;
+  std::unordered_set<const FuncGraph*> effectful_;
   std::unordered_set<const void*> failed_;
   std::vector<Diagnostic> errors_;
 };

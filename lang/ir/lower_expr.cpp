@@ -443,12 +443,15 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   if (graph) bind_graph_args(graph, args, kwargs, c);
   else if (!kwargs.empty()) return keyword_call(callee, std::move(args), std::move(kwargs), c, g, name);
   args.insert(args.begin(), callee);
-  return call_node(std::move(args), g, name, l);
+  return call_node(std::move(args), g, name, l, c);
 }
 
-Node* FnLowerer::call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l) {
-  if (!effects_) return g->apply(call, name, l);
-  // The callee may print: the call takes its place on the effect chain.
+Node* FnLowerer::call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l,
+                           const ast::Call& c) {
+  FuncGraph* callee = call[0]->as_graph();
+  bool effect = &c == discarded_call_ || (callee && st_.effectful.count(callee));
+  if (!effects_ && !effect) return g->apply(call, name, l);
+  // The callee may have effects: the call takes its place on the effect chain.
   order_after_state(g, call);
   Node* n = g->apply(call, name, l);
   sequence(g, n);

@@ -52,7 +52,7 @@ Node* FnLowerer::method_call(const ast::Call& c, FuncGraph* g, Env& env, const s
   }
   args.insert(args.end(), kwvalues.begin(), kwvalues.end());
   args[0] = adapter(h, c.func->span, "a method call on a value");
-  return call_node(std::move(args), g, name, loc(c.span));
+  return call_node(std::move(args), g, name, loc(c.span), c);
 }
 
 Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
@@ -70,7 +70,7 @@ Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
     args.push_back(v);
   }
   args.insert(args.begin(), adapter(h, c.span, "keyword arguments in a call of a computed function"));
-  return call_node(std::move(args), g, name, loc(c.span));
+  return call_node(std::move(args), g, name, loc(c.span), c);
 }
 
 Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name) {

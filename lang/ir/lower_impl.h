@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct LowerState {
   // The effect chain of each graph (lower.h, "Effects"): its current state
   // token and the last effect (print or sequenced call) on it.
   std::unordered_map<const FuncGraph*, std::pair<Node*, Node*>> effects;
+  // Graphs of functions whose bodies have effects (lower.h, "Effects").
+  std::unordered_set<const FuncGraph*>& effectful;
 };
 
 class FnLowerer {
@@ -107,9 +110,10 @@ class FnLowerer {
 
   // --- expressions (lower_expr.cpp)
   Node* call(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
-  // The call (callee, args...), joining g's effect chain when the function
-  // prints (the callee may print too).
-  Node* call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l);
+  // The call (callee, args...) of expression `c`, joining g's effect chain
+  // when it is an effect or the function prints (lower.h, "Effects").
+  Node* call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l,
+                  const ast::Call& c);
 
   // --- host adapters (lower_host.cpp)
   // A dotted global name (`ops.relu`, `self.fc`) that no Parameter is a
@@ -150,7 +154,14 @@ class FnLowerer {
 
  private:
   LowerState& st_;
-  bool effects_ = false;  // the function prints: calls and prints are sequenced
+  // The function mentions print: every call is sequenced (the callee may
+  // print too).
+  bool effects_ = false;
+  // Effects sequenced so far in this function: a count that grows while a
+  // branch or loop body is lowered means the if/loop call is an effect.
+  size_t effect_count_ = 0;
+  // The call whose value an expression statement discards: an effect.
+  const ast::Call* discarded_call_ = nullptr;
   LoopFrame* loop_ = nullptr;  // the innermost loop whose body is being lowered
   IrModule& m_;
   ContextPtr ctx_;

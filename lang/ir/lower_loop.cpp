@@ -56,9 +56,11 @@ const ast::Stmt* first_jump(const ast::Body& body) {
 }  // namespace
 
 void FnLowerer::tail_call(FuncGraph* g, std::vector<Node*> call, const Span& s) {
-  if (effects_) order_after_state(g, call);
+  // The next iteration (or the continuation) runs after this one's effects.
+  bool effect = effects_ || state_of(g);
+  if (effect) order_after_state(g, call);
   Node* t = g->apply(call, "", loc(s));
-  if (effects_) sequence(g, t);
+  if (effect) sequence(g, t);
   set_out(g, t);
 }
 
@@ -113,6 +115,7 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
   const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
   if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) return for_sequence(*s.as<ast::For>(), rest, g, env);
   bool returns = contains_return(body) || contains_return(orelse);
+  size_t effects_before = effect_count_;
 
   // For-range: the counter is an extra leading loop parameter.
   std::string target;
@@ -173,7 +176,8 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
 
   Node* sw = loop->apply(IrOp::switch_, {cond, constant(bg, s.span), constant(xg, s.span)}, "", loc(s.span));
   Node* body_call = loop->apply({sw}, "", loc(s.span));
-  if (effects_) sequence(loop, body_call);
+  bool effect = effects_ || effect_count_ != effects_before;  // the body or the else clause has effects
+  if (effect) sequence(loop, body_call);
   set_out(loop, body_call);
 
   std::vector<Node*> init{constant(loop, s.span)};
@@ -185,9 +189,9 @@ bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, E
     finish(rest, frame.after, aenv, s.span);
     return true;
   }
-  if (effects_) order_after_state(g, init);
+  if (effect) order_after_state(g, init);
   Node* res = g->apply(init, "", loc(s.span));
-  if (effects_) sequence(g, res);
+  if (effect) sequence(g, res);
   for (size_t i = 0; i < frame.carried.size(); ++i)
     env.vars[frame.carried[i]] =
         g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, frame.carried[i], loc(s.span));
@@ -226,6 +230,7 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
   for (auto& n : assigned)
     if (env.lookup(n)) frame.carried.push_back(n);
   bool returns = contains_return(f.body) || contains_return(f.orelse);
+  size_t effects_before = effect_count_;
   std::string base = g->name() + "_for";
   Loc l = loc(f.span);
   auto with_carried = [&](FuncGraph* x, Env& xenv) {
@@ -262,9 +267,10 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
     finish(rest, frame.after, aenv, f.span);
     return true;
   }
-  if (effects_) order_after_state(g, init);
+  bool effect = effects_ || effect_count_ != effects_before;  // an item's body or the else clause has effects
+  if (effect) order_after_state(g, init);
   Node* res = g->apply(init, "", l);
-  if (effects_) sequence(g, res);
+  if (effect) sequence(g, res);
   for (size_t i = 0; i < frame.carried.size(); ++i)
     env.vars[frame.carried[i]] =
         g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), f.span)}, frame.carried[i], l);

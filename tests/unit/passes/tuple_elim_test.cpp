@@ -237,3 +237,29 @@ TEST_CASE("tuple_elim: an item whose effect the output keeps by another path may
   CHECK(kept.text.find("tuple_getitem") == std::string::npos);  // %3 holds %2: nothing is dropped by taking it
   CHECK(kept.text.find("print(") != std::string::npos);
 }
+
+TEST_CASE("tuple_elim: an item of a tuple ordered after an effect is the item, ordered after it") {
+  // A sequenced call's first argument (the gradients passed to an optimizer
+  // updater after another's update): each item keeps the order, the tuple
+  // goes.
+  auto r = run_on_text(R"(subgraph @f(%para1_x, %para2_y, %para3_u) {
+  %0 = neg(%para1_x)
+  %1 = make_tuple(%0, %para2_y)
+  %2 = depend(%1, %para3_u)
+  %3 = tuple_getitem(%2, 1)
+  %4 = tuple_getitem(%2, 0)
+  %5 = add(%3, %4)
+  return(%5)
+}
+)", run_tuple_elim);
+  CHECK(r.changed);
+  CHECK(r.text == R"(# IR of: f
+subgraph @f(%para1_x, %para2_y, %para3_u) {
+  %0 = depend(%para2_y, %para3_u)
+  %1 = neg(%para1_x)
+  %2 = depend(%1, %para3_u)
+  %3 = add(%0, %2)
+  return(%3)
+}
+)");
+}
