@@ -71,7 +71,7 @@ for i in $(seq 1 10); do
   "$msl" run "$tmp/train.msl" "$d" 1000 > "$tmp/log$i" 2>&1 &
   pid=$!
   prefix=""
-  for _ in $(seq 1 2000); do  # up to 20 s for the first save
+  for _ in $(seq 1 6000); do  # up to 60 s for the first save (a loaded CI machine)
     prefix="$(sed -n 's/^prefix //p' "$tmp/log$i")"
     [ -n "$prefix" ] && compgen -G "$d/$prefix-*.ckpt" > /dev/null && break
     sleep 0.01
