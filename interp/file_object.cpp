@@ -12,6 +12,7 @@
 // supported: MSL has no bytes type.
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -330,6 +331,11 @@ Value file_seekable(Interp& I, Args& a, Object*) {
 
 Value file_fileno(Interp& I, Args& a, Object*) { return Value::integer(fileno(open_file(I, a, "fileno")->fp)); }
 
+// True when the file is a terminal (open("/dev/tty", "w")), as Python's.
+Value file_isatty(Interp& I, Args& a, Object*) {
+  return Value::boolean(isatty(fileno(open_file(I, a, "isatty")->fp)) == 1);
+}
+
 struct FileLineIter final : Iterator {
   Ref<FileObj> file;
   explicit FileLineIter(Ref<FileObj> f) : file(std::move(f)) {}
@@ -483,6 +489,7 @@ void init_file_object(Interp& I) {
       {"writable", file_writable},
       {"seekable", file_seekable},
       {"fileno", file_fileno},
+      {"isatty", file_isatty},
       {"__iter__", file_iter},
       {"__next__", file_next},
       {"__enter__", file_enter},

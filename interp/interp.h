@@ -49,6 +49,13 @@ class Interp {
     // write_stdout buffered to its destination (msl_main: fflush(stdout),
     // which is block-buffered when redirected). Null: nothing to flush.
     std::function<void()> flush_stdout;
+    // The process's file descriptors behind write_stdout, write_stderr and
+    // standard input (msl_main: 1, 2 and 0), which sys.stdout.isatty() and
+    // its siblings ask isatty(3) about. -1: the stream is no descriptor (an
+    // embedding host's callback): never a terminal, and sys.stdin is empty.
+    int stdin_fd = -1;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
     // Maximum depth of nested MSL calls before RecursionError (sys.setrecursionlimit).
     int recursion_limit = 1000;
     // When > 0, a RuntimeError is raised after this many loop iterations and

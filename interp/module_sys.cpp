@@ -2,15 +2,25 @@
 // a few constants. sys.stdout and sys.stderr write through the Interp's
 // output sinks (never to the process's streams directly), so an embedding
 // host sees everything a script prints, whichever way it prints it.
+// sys.stdin reads the process's standard input, as input() does.
+//
+// isatty() answers for the file descriptor behind each stream
+// (Interp::Options::stdin_fd/stdout_fd/stderr_fd: 0, 1 and 2 for the `msl`
+// command), as Python's does: True on a terminal, False for a file or a
+// pipe. A stream with no descriptor (-1: an embedding host's output
+// callback, or no standard input at all) is never a terminal, and such a
+// sys.stdin reads as empty.
 //
 // sys.exit unwinds to the driver with MslExit rather than raising an MSL
 // exception; like Python it prints a non-integer argument to stderr and
 // exits with status 1.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <iostream>
 
 #include "interp/builtins.h"
 #include "interp/native_args.h"
@@ -24,6 +34,15 @@ struct StdStream final : NativeData {
   StdStream(Ref<Class> c, bool err) : NativeData(std::move(c)), is_stderr(err) {}
   bool is_stderr;
 };
+
+// sys.stdin: lines of the process's standard input (std::cin, shared with
+// input()), or nothing when there is no descriptor behind it.
+struct StdinStream final : NativeData {
+  explicit StdinStream(Ref<Class> c) : NativeData(std::move(c)) {}
+};
+
+// isatty(3) of a stream's descriptor; -1 (no descriptor) is not a terminal.
+bool fd_is_terminal(int fd) { return fd >= 0 && isatty(fd) == 1; }
 
 StdStream* self_stream(Interp& I, Args& a, const char* method) {
   if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || !dynamic_cast<StdStream*>(a.pos[0].obj()))
@@ -70,8 +89,8 @@ Value stream_flush(Interp& I, Args& a, Object*) {
 }
 
 Value stream_isatty(Interp& I, Args& a, Object*) {
-  self_stream(I, a, "isatty");
-  return Value::boolean(false);
+  const Interp::Options& o = I.options();
+  return Value::boolean(fd_is_terminal(self_stream(I, a, "isatty")->is_stderr ? o.stderr_fd : o.stdout_fd));
 }
 
 Value stream_repr(Interp& I, Args& a, Object*) {
@@ -91,6 +110,89 @@ Value stream_encoding(Interp& I, Args& a, Object*) {
 
 Value stream_closed(Interp& I, Args& a, Object*) {
   self_stream(I, a, "closed");
+  return Value::boolean(false);
+}
+
+// ------------------------------------------------------------- sys.stdin
+
+StdinStream* self_stdin(Interp& I, Args& a, const char* method) {
+  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || !dynamic_cast<StdinStream*>(a.pos[0].obj()))
+    raise_type_error(I, fmt::format("descriptor '{}' requires the standard input stream", method));
+  return static_cast<StdinStream*>(a.pos[0].obj());
+}
+
+// One line with its "\n" (none on a last line that lacks it); "" at the end.
+std::string stdin_line(Interp& I) {
+  std::string line;
+  if (I.options().stdin_fd < 0) return line;
+  if (!std::getline(std::cin, line)) {
+    std::cin.clear();  // at the end; a later read tries again, as Python's does on a terminal
+    return line;
+  }
+  if (!std::cin.eof()) line += '\n';
+  return line;
+}
+
+// The methods take no size argument: they read whole lines or everything.
+Value stdin_readline(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "readline");
+  Args rest = method_args(a);
+  bind_positional(I, "readline", rest, 0, 0, nullptr);
+  return str_value(stdin_line(I));
+}
+
+Value stdin_read(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "read");
+  Args rest = method_args(a);
+  bind_positional(I, "read", rest, 0, 0, nullptr);
+  std::string all, line;
+  while (!(line = stdin_line(I)).empty()) all += line;
+  return str_value(std::move(all));
+}
+
+Value stdin_readlines(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "readlines");
+  Args rest = method_args(a);
+  bind_positional(I, "readlines", rest, 0, 0, nullptr);
+  std::vector<Value> lines;
+  for (std::string line; !(line = stdin_line(I)).empty();) lines.push_back(str_value(std::move(line)));
+  return new_list(std::move(lines));
+}
+
+Value stdin_iter(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "__iter__");
+  return a.pos[0];
+}
+
+Value stdin_next(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "__next__");
+  std::string line = stdin_line(I);
+  if (line.empty()) raise_exc(I, "StopIteration", "");
+  return str_value(std::move(line));
+}
+
+Value stdin_isatty(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "isatty");
+  return Value::boolean(fd_is_terminal(I.options().stdin_fd));
+}
+
+Value stdin_repr(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "__repr__");
+  return str_value("<_io.TextIOWrapper name='<stdin>' mode='r' encoding='utf-8'>");
+}
+
+Value stdin_name(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "name");
+  return str_value("<stdin>");
+}
+
+Value stdin_encoding(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "encoding");
+  return str_value("utf-8");
+}
+
+Value stdin_closed(Interp& I, Args& a, Object*) {
+  self_stdin(I, a, "closed");
   return Value::boolean(false);
 }
 
@@ -179,6 +281,22 @@ void init_module_sys(Interp& I, Module& m) {
   m.set(I.intern("stderr"), err);
   m.set(I.intern("__stdout__"), out);
   m.set(I.intern("__stderr__"), err);
+
+  Ref<Class> stdin_cls = I.new_class("TextIOWrapper", I.cls_object.get(), "_io", true);
+  static const Entry kStdinMethods[] = {
+      {"read", stdin_read},     {"readline", stdin_readline}, {"readlines", stdin_readlines}, {"__iter__", stdin_iter},
+      {"__next__", stdin_next}, {"isatty", stdin_isatty},     {"__repr__", stdin_repr},
+  };
+  for (const Entry& e : kStdinMethods) I.def_method(stdin_cls.get(), e.name, e.fn);
+  static const Entry kStdinProps[] = {{"name", stdin_name}, {"encoding", stdin_encoding}, {"closed", stdin_closed}};
+  for (const Entry& e : kStdinProps) {
+    auto p = make<Property>();
+    p->fget = make<Native>(e.name, e.fn).value();
+    stdin_cls->dict.set(I.intern(e.name), p.value());
+  }
+  Value in = Value::object(new StdinStream(stdin_cls));
+  m.set(I.intern("stdin"), in);
+  m.set(I.intern("__stdin__"), in);
 
   static const Entry kFunctions[] = {
       {"exit", sys_exit},

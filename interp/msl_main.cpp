@@ -203,6 +203,9 @@ int run_job(const CommandLine& cl) {
     std::fflush(stdout);
     std::fwrite(s.data(), 1, s.size(), stderr);
   };
+  opts.stdin_fd = STDIN_FILENO;
+  opts.stdout_fd = STDOUT_FILENO;
+  opts.stderr_fd = STDERR_FILENO;
   opts.module_path = split_path(std::getenv("MSL_PATH"));
   const char* stdlib = std::getenv("MSL_STDLIB");
   opts.stdlib_dir = stdlib ? stdlib : MSL_STDLIB_DIR;

@@ -2,6 +2,8 @@
 #   unit.embed  doctest suite of every API entry point (tests/unit/embed/)
 #   repl.pty    drives `msl` through a pseudo-terminal (tests/repl/repl_pty_test.cpp):
 #               prompts, continuation lines, completion, Ctrl-C, Ctrl-D, meta commands
+#   cli.pty_progress  `msl run tests/repl/train_progress.msl` on a pseudo-terminal:
+#               isatty() is True there and LossMonitor draws its \r progress line
 # The example host program examples/embed is registered as `examples.embed`
 # in examples/CMakeLists.txt.
 file(GLOB MSL_EMBED_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/unit/embed/*.cpp)
@@ -25,4 +27,7 @@ if(TARGET msl)
   add_test(NAME repl.pty COMMAND msl_repl_pty_test $<TARGET_FILE:msl> ${MSL_REPL_HOME})
   set_tests_properties(repl.pty PROPERTIES TIMEOUT 120
                        ENVIRONMENT "HOME=${MSL_REPL_HOME};MSL_HISTORY=;TERM=xterm;LC_ALL=C.UTF-8")
+  add_test(NAME cli.pty_progress
+           COMMAND msl_repl_pty_test --progress $<TARGET_FILE:msl> ${CMAKE_CURRENT_LIST_DIR}/repl/train_progress.msl)
+  set_tests_properties(cli.pty_progress PROPERTIES TIMEOUT 60 ENVIRONMENT "TERM=xterm;LC_ALL=C.UTF-8")
 endif()

@@ -185,7 +185,10 @@ struct Result {
 using NativeFunction = std::function<Value(std::span<const Value> args)>;
 
 struct Config {
-  // print() and sys.stdout output. Null: discarded.
+  // print() and sys.stdout output. Null: discarded. The callbacks are no
+  // terminal: sys.stdout/stderr/stdin.isatty() are False in a VM (so
+  // LossMonitor prints plain lines, never \r progress bars), and sys.stdin
+  // reads as empty.
   std::function<void(std::string_view)> output;
   // sys.stderr output written by MSL code (not error reports). Null: goes to `output`.
   std::function<void(std::string_view)> error_output;

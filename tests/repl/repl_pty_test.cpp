@@ -4,11 +4,17 @@
 // statement runs and while typing, meta commands, persistent history across
 // sessions, Ctrl-D and sys.exit() exit statuses.
 //
+// With --progress it runs `msl run SCRIPT` on the terminal instead, SCRIPT
+// being tests/repl/train_progress.msl: the streams are terminals there, and
+// LossMonitor draws its progress line with carriage returns.
+//
 // usage: msl_repl_pty_test PATH/TO/msl HOME_DIR
+//        msl_repl_pty_test --progress PATH/TO/msl SCRIPT
 //
 // Each step waits (with a timeout) for the text it expects in the terminal
-// output, after removing carriage returns and terminal escape sequences; a
-// failure prints the step, what was awaited and the tail of the output.
+// output, after removing carriage returns and terminal escape sequences
+// (expect_raw: in the bytes as written); a failure prints the step, what was
+// awaited and the tail of the output.
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -28,6 +34,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -37,7 +44,8 @@ int g_failures = 0;
 
 class Session {
  public:
-  explicit Session(const char* name) : name_(name) {
+  // Runs `msl ARGS...` (no ARGS: the REPL) on a new 100x24 terminal.
+  explicit Session(const char* name, std::vector<std::string> args = {}) : name_(name) {
     struct winsize ws {};
     ws.ws_row = 24;
     ws.ws_col = 100;
@@ -47,10 +55,13 @@ class Session {
       std::exit(2);
     }
     if (pid_ == 0) {
-      setenv("HOME", g_home.c_str(), 1);
+      if (!g_home.empty()) setenv("HOME", g_home.c_str(), 1);
       unsetenv("MSL_HISTORY");
       if (!getenv("TERM")) setenv("TERM", "xterm", 1);
-      execl(g_msl, g_msl, static_cast<char*>(nullptr));
+      std::vector<char*> argv{const_cast<char*>(g_msl)};
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(g_msl, argv.data());
       std::perror("exec msl");
       _exit(127);
     }
@@ -99,6 +110,27 @@ class Session {
   }
 
   bool prompt(const std::string& step) { return expect(step + " (prompt)", ">>> "); }
+
+  // Waits for `text` in the raw output (carriage returns and escapes kept),
+  // after what earlier expect_raw calls consumed.
+  bool expect_raw(const std::string& step, const std::string& text, double timeout_s = 15) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+      size_t at = raw_.find(text, raw_pos_);
+      if (at != std::string::npos) {
+        raw_pos_ = at + text.size();
+        return true;
+      }
+      if (std::chrono::steady_clock::now() >= deadline || eof_) break;
+      pump(100);
+    }
+    fail(step, "did not see '" + printable(text) + "' in the raw output" +
+                   (eof_ ? " (msl closed the terminal)" : " within the timeout"));
+    return false;
+  }
+
+  // The raw output so far: what the program wrote, as the terminal got it.
+  const std::string& raw() const { return raw_; }
 
   // Waits for the process to exit; returns its exit status (or -1).
   int wait_exit(const std::string& step, double timeout_s = 15) {
@@ -195,7 +227,7 @@ class Session {
   bool eof_ = false;
   bool reaped_ = false;
   std::string raw_, clean_;
-  size_t pos_ = 0;
+  size_t pos_ = 0, raw_pos_ = 0;
 };
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
@@ -353,18 +385,49 @@ void exit_session() {
   if (status != 3 && status != -1) s.fail("sys.exit(3)", "exit status " + std::to_string(status) + ", expected 3");
 }
 
+// `msl run train_progress.msl` on a terminal: sys.stdout/stderr/stdin and a
+// file opened on /dev/tty are terminals, and LossMonitor redraws one line per
+// epoch with \r (the terminal turns each \n into \r\n), completes it at the
+// epoch's last step and ends it before TimeMonitor's line.
+void progress_session(const char* script) {
+  Session s("msl run", {"run", script});
+  s.expect("isatty", "isatty: True True True True\n");
+  const char* kSteps[] = {"\repoch 1/2 [=====>              ] 1/4 loss 2.5000 ",
+                          "\repoch 1/2 [==========>         ] 2/4 loss 2.0250 ",
+                          "\repoch 1/2 [===============>    ] 3/4 loss 1.6402 ",
+                          "\repoch 1/2 [====================] 4/4 loss 1.3286 ",
+                          "\x1b[K\r\nTrain epoch time: ",
+                          "\repoch 2/2 [==========>         ] 2/4 loss 0.8717 ",
+                          "\repoch 2/2 [====================] 4/4 loss 0.5719 ",
+                          "\x1b[K\r\nTrain epoch time: ",
+                          "\r\ndone\r\n"};
+  for (const char* step : kSteps)
+    if (!s.expect_raw("progress line", step)) break;
+  if (s.raw().find("ETA") == std::string::npos) s.fail("progress line", "no ETA before the last step");
+  if (s.raw().find("loss is") != std::string::npos) s.fail("progress line", "MindSpore's log lines on a terminal");
+  int status = s.wait_exit("msl run");
+  if (status != 0 && status != -1) s.fail("msl run", "exit status " + std::to_string(status) + ", expected 0");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc == 4 && std::string(argv[1]) == "--progress") {
+    g_msl = argv[2];
+    progress_session(argv[3]);
+    if (g_failures) return 1;
+    std::printf("progress line checks passed\n");
+    return 0;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s PATH/TO/msl HOME_DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PATH/TO/msl HOME_DIR\n       %s --progress PATH/TO/msl SCRIPT\n", argv[0], argv[0]);
     return 2;
   }
   g_msl = argv[1];
   g_home = argv[2];
   mkdir(g_home.c_str(), 0700);
   std::remove((g_home + "/.msl_history").c_str());
-  signal(SIGPIPE, SIG_IGN);
 
   first_session();
   second_session();

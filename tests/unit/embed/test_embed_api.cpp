@@ -4,7 +4,9 @@
 // thread, independence of two VMs. Only the public header is used, as a host
 // would.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <msl/msl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -111,6 +113,35 @@ TEST_CASE("run: print output goes to the output callback, never to stdout") {
   h.ok("print('hello', 42)\nprint('a', 'b', sep='-', end='!')\n");
   CHECK(h.out == "hello 42\na-b!");
   CHECK(h.errors.empty());
+}
+
+TEST_CASE("run: the standard streams are no terminal in a VM, even where the process's are") {
+  // The process's stdin and stderr become a pseudo-terminal for the test: a
+  // VM's streams are its callbacks, so isatty() stays False and sys.stdin
+  // reads as empty (no wait for terminal input).
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(grantpt(master) == 0);
+  REQUIRE(unlockpt(master) == 0);
+  int tty = open(ptsname(master), O_RDWR | O_NOCTTY);
+  REQUIRE(tty >= 0);
+  CHECK(isatty(tty) == 1);
+  int saved_in = dup(0), saved_err = dup(2);
+  dup2(tty, 0);
+  dup2(tty, 2);
+  Host h;
+  Result r = h.vm.run(
+      "import sys\nprint(sys.stdout.isatty(), sys.stderr.isatty(), sys.stdin.isatty(),\n"
+      "      repr(sys.stdin.read()), open('/dev/null').isatty())\n",
+      "<test>");
+  dup2(saved_in, 0);
+  dup2(saved_err, 2);
+  close(saved_in);
+  close(saved_err);
+  close(tty);
+  close(master);
+  CHECK(r.status == Status::Ok);
+  CHECK(h.out == "False False False '' False\n");
 }
 
 TEST_CASE("run keeps globals between calls; eval sees them") {
