@@ -58,6 +58,19 @@ Value make_tracer(const std::shared_ptr<TraceState>& s, const TensorSpec& spec, 
 
 bool is_random(Prim p) { return p == Prim::dropout || p == Prim::random_uniform || p == Prim::random_normal; }
 
+// A Parameter the traced function reads without taking it as an argument
+// (self.weight in a library method): in the graph it would be a constant,
+// its value at trace time, and later updates would never be seen. The
+// trace fails instead, so the call runs in the interpreter (graph mode) or
+// the error names the Parameter.
+[[noreturn]] void frozen_parameter(Interp& I, TraceState& s, const Value& v) {
+  const ParamInfo* info = tensor_obj(v)->param.get();
+  raise_exc(I, "RuntimeError",
+            fmt::format("tracing '{}': it reads Parameter '{}', which is not one of its arguments; its value would "
+                        "be frozen into the graph",
+                        s.fn_name, info ? info->name : "?"));
+}
+
 // The graph node of one primitive input and its spec: a tracer's node, or a
 // constant for a concrete tensor, a number (by the scalar rule against
 // `like`) or a nested list.
@@ -68,6 +81,7 @@ ir::Node* input_node(Interp& I, TraceState& s, const Value& v, DType like, const
     spec = t.spec;
     return t.node;
   }
+  if (is_tensor(v) && tensor_obj(v)->param) frozen_parameter(I, s, v);
   Tensor c;
   if (!operand_tensor(I, v, like, c, def.name))
     raise_type_error(I, fmt::format("{}() tensor argument {} must be a Tensor, a number or a list, not {}", def.name,
@@ -81,6 +95,7 @@ ir::Node* output_node(Interp& I, TraceState& s, const Value& v) {
   I.check_stack();
   ir::FuncGraph& g = *s.graph;
   if (is_tracer(v)) return usable(I, v).node;
+  if (is_tensor(v) && tensor_obj(v)->param) frozen_parameter(I, s, v);
   if (is_tensor(v)) return g.constant(tensor_of(v));
   if (v.is_none()) return g.constant(ir::NoneValue{});
   if (v.is_bool()) return g.constant(v.as_bool());

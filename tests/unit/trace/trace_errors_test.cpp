@@ -174,3 +174,22 @@ TEST_CASE("a failed trace leaves a flagged graph that returns None, and the modu
         "# IR of: failing\nsubgraph @failing(%para1_x) flags[trace_failed=True] {\n  return(None)\n}\n");
   CHECK(ir::verify_module(f.module).empty());
 }
+
+TEST_CASE("reading a Parameter that is not an argument is an error, not a constant frozen into the graph") {
+  // A library method reading self.weight would otherwise compute with the
+  // weight's value at trace time forever (graph mode then runs the call in
+  // the interpreter instead).
+  Fixture f;
+  f.run(
+      "w = _C.Parameter(_C.Tensor([1.0, 2.0, 3.0]), name='w')\n"
+      "def scaled(x):\n"
+      "    return x * w\n"
+      "def weight(x):\n"
+      "    return w\n"
+      "def plain(x):\n"
+      "    return x * _C.Tensor([1.0, 2.0, 3.0])\n");
+  CHECK(contains(f.trace_error("scaled", {kVec}),
+                 "RuntimeError: tracing 'scaled': it reads Parameter 'w', which is not one of its arguments"));
+  CHECK(contains(f.trace_error("weight", {kVec}), "tracing 'weight': it reads Parameter 'w'"));
+  CHECK(f.trace("plain", {kVec}) != nullptr);  // a plain tensor is a constant, as before
+}
