@@ -117,7 +117,6 @@ kernels::AttrValue attr_value(Interp& I, const char* prim, const kernels::AttrSp
 
 // ------------------------------------------------------- primitive calls
 
-bool is_random(Prim p) { return p == Prim::dropout || p == Prim::random_uniform || p == Prim::random_normal; }
 
 // Fills in seed/offset from the global generator (see the file comment).
 void random_attrs(Interp& I, Prim p, std::span<const Tensor> in, Attrs& attrs) {

@@ -23,6 +23,7 @@
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
 #include "interp/trace.h"
+#include "lang/operator_prims.h"
 
 namespace msl {
 
@@ -38,34 +39,6 @@ using kernels::Tensor;
 namespace {
 
 const Attrs kNoAttrs;
-
-bool binary_prim(BinOp op, Prim& p) {
-  switch (op) {
-    case BinOp::Add: p = Prim::add; return true;
-    case BinOp::Sub: p = Prim::sub; return true;
-    case BinOp::Mul: p = Prim::mul; return true;
-    case BinOp::Div: p = Prim::div; return true;
-    case BinOp::FloorDiv: p = Prim::floordiv; return true;
-    case BinOp::Mod: p = Prim::mod; return true;
-    case BinOp::Pow: p = Prim::pow; return true;
-    case BinOp::MatMul: p = Prim::matmul; return true;
-    case BinOp::BitAnd: p = Prim::logical_and; return true;
-    case BinOp::BitOr: p = Prim::logical_or; return true;
-    case BinOp::BitXor: p = Prim::not_equal; return true;  // xor of bools
-    default: return false;
-  }
-}
-
-Prim compare_prim(CmpOp op) {
-  switch (op) {
-    case CmpOp::Lt: return Prim::less;
-    case CmpOp::Le: return Prim::less_equal;
-    case CmpOp::Gt: return Prim::greater;
-    case CmpOp::Ge: return Prim::greater_equal;
-    case CmpOp::Eq: return Prim::equal;
-    default: return Prim::not_equal;
-  }
-}
 
 // NumPy's matmul of 1-D operands: a vector on the left is a row (1, n), on
 // the right a column (n, 1), and the added dimension is removed again.
@@ -197,7 +170,7 @@ static bool operand_pair(Interp& I, const Value& a, const Value& b, DType self_d
 
 Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
   Prim p;
-  if (!binary_prim(op, p)) return Value::undef();
+  if (!binary_op_prim(op, p)) return Value::undef();
   bool ta = is_tensor(a), tb = is_tensor(b);
   if (ta && tb && op != BinOp::MatMul && op < BinOp::BitOr) {
     // Two tensors and an arithmetic operator: the common case, straight through.
@@ -223,8 +196,8 @@ Value tensor_binary(Interp& I, BinOp op, const Value& a, const Value& b) {
 }
 
 Value tensor_compare(Interp& I, CmpOp op, const Value& a, const Value& b) {
-  if (op > CmpOp::Ne) return Value::undef();
-  Prim p = compare_prim(op);
+  Prim p;
+  if (!compare_op_prim(op, p)) return Value::undef();
   bool ta = is_tensor(a), tb = is_tensor(b);
   if (ta && tb) {
     const Tensor in[2] = {tensor_of(a), tensor_of(b)};

@@ -56,7 +56,6 @@ Value make_tracer(const std::shared_ptr<TraceState>& s, const TensorSpec& spec, 
   return Value::object(new TracerObj(Ref<Class>(s->tensor_cls), spec, node, s));
 }
 
-bool is_random(Prim p) { return p == Prim::dropout || p == Prim::random_uniform || p == Prim::random_normal; }
 
 // A Parameter the traced function reads without taking it as an argument
 // (self.weight in a library method): in the graph it would be a constant,

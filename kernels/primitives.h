@@ -10,6 +10,11 @@
 //              InPlace: the kernel writes into input 0, which is output 0
 //   attrs      the attribute names and kinds, "name:kind" separated by spaces
 //              (kinds: bool int float ints str dtype)
+//   trait      what passes may assume (PrimTrait): None; Elementwise (one
+//              output element per element of its broadcast inputs, all of
+//              one dtype, which the output keeps: graph mode runs it on
+//              any layout); Random (draws from the Philox stream: never
+//              merged, folded or traced)
 // and, by naming convention, two functions of the group file that implements
 // it (elementwise.cpp, reduce.cpp, movement.cpp, ...):
 //   void infer_<name>(const InferArgs&)   dtype/shape inference; throws
@@ -29,106 +34,107 @@
 namespace msl::kernels {
 
 enum class PrimKind : uint8_t { Compute, View, InPlace };
+enum class PrimTrait : uint8_t { None, Elementwise, Random };
 
 // clang-format off
 #define MSL_PRIMITIVES(X) \
   /* elementwise unary */ \
-  X(neg,          1, 1, Compute, "") \
-  X(abs,          1, 1, Compute, "") \
-  X(sign,         1, 1, Compute, "") \
-  X(exp,          1, 1, Compute, "") \
-  X(log,          1, 1, Compute, "") \
-  X(sqrt,         1, 1, Compute, "") \
-  X(rsqrt,        1, 1, Compute, "") \
-  X(reciprocal,   1, 1, Compute, "") \
-  X(sin,          1, 1, Compute, "") \
-  X(cos,          1, 1, Compute, "") \
-  X(tanh,         1, 1, Compute, "") \
-  X(sigmoid,      1, 1, Compute, "") \
-  X(relu,         1, 1, Compute, "") \
-  X(relu_grad,    2, 1, Compute, "") \
-  X(erf,          1, 1, Compute, "") \
-  X(floor,        1, 1, Compute, "") \
-  X(logical_not,  1, 1, Compute, "") \
-  X(cast,         1, 1, Compute, "dtype:dtype") \
+  X(neg,          1, 1, Compute, "", Elementwise) \
+  X(abs,          1, 1, Compute, "", Elementwise) \
+  X(sign,         1, 1, Compute, "", Elementwise) \
+  X(exp,          1, 1, Compute, "", Elementwise) \
+  X(log,          1, 1, Compute, "", Elementwise) \
+  X(sqrt,         1, 1, Compute, "", Elementwise) \
+  X(rsqrt,        1, 1, Compute, "", Elementwise) \
+  X(reciprocal,   1, 1, Compute, "", Elementwise) \
+  X(sin,          1, 1, Compute, "", Elementwise) \
+  X(cos,          1, 1, Compute, "", Elementwise) \
+  X(tanh,         1, 1, Compute, "", Elementwise) \
+  X(sigmoid,      1, 1, Compute, "", Elementwise) \
+  X(relu,         1, 1, Compute, "", Elementwise) \
+  X(relu_grad,    2, 1, Compute, "", Elementwise) \
+  X(erf,          1, 1, Compute, "", Elementwise) \
+  X(floor,        1, 1, Compute, "", Elementwise) \
+  X(logical_not,  1, 1, Compute, "", None) \
+  X(cast,         1, 1, Compute, "dtype:dtype", None) \
   /* elementwise binary, broadcasting */ \
-  X(add,          2, 1, Compute, "") \
-  X(sub,          2, 1, Compute, "") \
-  X(mul,          2, 1, Compute, "") \
-  X(div,          2, 1, Compute, "") \
-  X(floordiv,     2, 1, Compute, "") \
-  X(mod,          2, 1, Compute, "") \
-  X(pow,          2, 1, Compute, "") \
-  X(maximum,      2, 1, Compute, "") \
-  X(minimum,      2, 1, Compute, "") \
-  X(equal,        2, 1, Compute, "") \
-  X(not_equal,    2, 1, Compute, "") \
-  X(less,         2, 1, Compute, "") \
-  X(less_equal,   2, 1, Compute, "") \
-  X(greater,      2, 1, Compute, "") \
-  X(greater_equal,2, 1, Compute, "") \
-  X(logical_and,  2, 1, Compute, "") \
-  X(logical_or,   2, 1, Compute, "") \
-  X(select,       3, 1, Compute, "") \
+  X(add,          2, 1, Compute, "", Elementwise) \
+  X(sub,          2, 1, Compute, "", Elementwise) \
+  X(mul,          2, 1, Compute, "", Elementwise) \
+  X(div,          2, 1, Compute, "", Elementwise) \
+  X(floordiv,     2, 1, Compute, "", Elementwise) \
+  X(mod,          2, 1, Compute, "", Elementwise) \
+  X(pow,          2, 1, Compute, "", Elementwise) \
+  X(maximum,      2, 1, Compute, "", Elementwise) \
+  X(minimum,      2, 1, Compute, "", Elementwise) \
+  X(equal,        2, 1, Compute, "", None) \
+  X(not_equal,    2, 1, Compute, "", None) \
+  X(less,         2, 1, Compute, "", None) \
+  X(less_equal,   2, 1, Compute, "", None) \
+  X(greater,      2, 1, Compute, "", None) \
+  X(greater_equal,2, 1, Compute, "", None) \
+  X(logical_and,  2, 1, Compute, "", None) \
+  X(logical_or,   2, 1, Compute, "", None) \
+  X(select,       3, 1, Compute, "", Elementwise) \
   /* reductions */ \
-  X(reduce_sum,   1, 1, Compute, "axes:ints keep_dims:bool") \
-  X(reduce_max,   1, 1, Compute, "axes:ints keep_dims:bool") \
-  X(reduce_min,   1, 1, Compute, "axes:ints keep_dims:bool") \
-  X(argmax,       1, 1, Compute, "axis:int keep_dims:bool") \
-  X(argmin,       1, 1, Compute, "axis:int keep_dims:bool") \
+  X(reduce_sum,   1, 1, Compute, "axes:ints keep_dims:bool", None) \
+  X(reduce_max,   1, 1, Compute, "axes:ints keep_dims:bool", None) \
+  X(reduce_min,   1, 1, Compute, "axes:ints keep_dims:bool", None) \
+  X(argmax,       1, 1, Compute, "axis:int keep_dims:bool", None) \
+  X(argmin,       1, 1, Compute, "axis:int keep_dims:bool", None) \
   /* movement */ \
-  X(reshape,      1, 1, View,    "shape:ints") \
-  X(transpose,    1, 1, View,    "perm:ints") \
-  X(broadcast_to, 1, 1, View,    "shape:ints") \
-  X(strided_slice,1, 1, View,    "begin:ints end:ints strides:ints") \
-  X(concat,      -1, 1, Compute, "axis:int") \
-  X(pad,          1, 1, Compute, "paddings:ints value:float") \
-  X(gather,       2, 1, Compute, "axis:int") \
-  X(scatter_add,  3, 1, Compute, "axis:int") \
-  X(one_hot,      1, 1, Compute, "depth:int on_value:float off_value:float axis:int dtype:dtype") \
+  X(reshape,      1, 1, View,    "shape:ints", None) \
+  X(transpose,    1, 1, View,    "perm:ints", None) \
+  X(broadcast_to, 1, 1, View,    "shape:ints", None) \
+  X(strided_slice,1, 1, View,    "begin:ints end:ints strides:ints", None) \
+  X(concat,      -1, 1, Compute, "axis:int", None) \
+  X(pad,          1, 1, Compute, "paddings:ints value:float", None) \
+  X(gather,       2, 1, Compute, "axis:int", None) \
+  X(scatter_add,  3, 1, Compute, "axis:int", None) \
+  X(one_hot,      1, 1, Compute, "depth:int on_value:float off_value:float axis:int dtype:dtype", None) \
   /* channel-blocked activations (blocked_layout.h; made by graph mode, no gradient) */ \
-  X(to_blocked,   1, 1, Compute, "block:int") \
-  X(from_blocked, 1, 1, Compute, "") \
+  X(to_blocked,   1, 1, Compute, "block:int", None) \
+  X(from_blocked, 1, 1, Compute, "", None) \
   /* contractions (oneDNN) */ \
-  X(matmul,       2, 1, Compute, "transpose_a:bool transpose_b:bool") \
-  X(conv2d,       2, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
-  X(conv2d_backprop_input,  2, 1, Compute, "input_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
-  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str") \
-  X(max_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str") \
-  X(max_pool2d_grad, 2, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str") \
-  X(avg_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool") \
-  X(avg_pool2d_grad, 1, 1, Compute, "input_shape:ints kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool") \
-  X(batch_norm,   5, 3, Compute, "training:bool epsilon:float layout:str") \
-  X(batch_norm_grad, 5, 3, Compute, "epsilon:float layout:str") \
+  X(matmul,       2, 1, Compute, "transpose_a:bool transpose_b:bool", None) \
+  X(conv2d,       2, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
+  X(conv2d_backprop_input,  2, 1, Compute, "input_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
+  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
+  X(max_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str", None) \
+  X(max_pool2d_grad, 2, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str", None) \
+  X(avg_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool", None) \
+  X(avg_pool2d_grad, 1, 1, Compute, "input_shape:ints kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool", None) \
+  X(batch_norm,   5, 3, Compute, "training:bool epsilon:float layout:str", None) \
+  X(batch_norm_grad, 5, 3, Compute, "epsilon:float layout:str", None) \
   /* fused contractions: made by graph mode's epilogue fusion (no gradient) */ \
-  X(matmul_bias,  3, 1, Compute, "transpose_a:bool transpose_b:bool activation:str") \
-  X(conv2d_bias,  3, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str activation:str layout:str") \
-  X(conv2d_bn,    6, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str") \
-  X(conv2d_bn_add,7, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str") \
+  X(matmul_bias,  3, 1, Compute, "transpose_a:bool transpose_b:bool activation:str", None) \
+  X(conv2d_bias,  3, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str activation:str layout:str", None) \
+  X(conv2d_bn,    6, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str", None) \
+  X(conv2d_bn_add,7, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str epsilon:float activation:str layout:str", None) \
   /* normalization and losses */ \
-  X(softmax,      1, 1, Compute, "axis:int") \
-  X(log_softmax,  1, 1, Compute, "axis:int") \
-  X(softmax_grad, 2, 1, Compute, "axis:int") \
-  X(log_softmax_grad, 2, 1, Compute, "axis:int") \
-  X(softmax_cross_entropy, 2, 2, Compute, "") \
-  X(sparse_softmax_cross_entropy, 2, 2, Compute, "") \
+  X(softmax,      1, 1, Compute, "axis:int", None) \
+  X(log_softmax,  1, 1, Compute, "axis:int", None) \
+  X(softmax_grad, 2, 1, Compute, "axis:int", None) \
+  X(log_softmax_grad, 2, 1, Compute, "axis:int", None) \
+  X(softmax_cross_entropy, 2, 2, Compute, "", None) \
+  X(sparse_softmax_cross_entropy, 2, 2, Compute, "", None) \
   /* random (Philox counter, see philox.h) */ \
-  X(dropout,      1, 2, Compute, "keep_prob:float seed:int offset:int") \
-  X(random_uniform, 0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int") \
-  X(random_normal,  0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int") \
+  X(dropout,      1, 2, Compute, "keep_prob:float seed:int offset:int", Random) \
+  X(random_uniform, 0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int", Random) \
+  X(random_normal,  0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int", Random) \
   /* effects: optimizer updates (also write input 1), assign */ \
-  X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float weight_decay:float") \
-  X(apply_adam,   8, 1, InPlace, "gradient_scale:float weight_decay:float decoupled:bool") \
-  X(assign,       2, 1, InPlace, "")
+  X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float weight_decay:float", None) \
+  X(apply_adam,   8, 1, InPlace, "gradient_scale:float weight_decay:float decoupled:bool", None) \
+  X(assign,       2, 1, InPlace, "", None)
 // clang-format on
 
 enum class Prim : uint16_t {
-#define MSL_X(name, ni, no, kind, attrs) name,
+#define MSL_X(name, ni, no, kind, attrs, trait) name,
   MSL_PRIMITIVES(MSL_X)
 #undef MSL_X
 };
 
-#define MSL_X(name, ni, no, kind, attrs) +1
+#define MSL_X(name, ni, no, kind, attrs, trait) +1
 constexpr int kNumPrims = 0 MSL_PRIMITIVES(MSL_X);
 #undef MSL_X
 
@@ -160,12 +166,15 @@ struct PrimDef {
   int outputs;
   PrimKind kind;
   const char* attr_decl;
+  PrimTrait trait;
   InferFn infer;
   KernelFn cpu;
 };
 
 const PrimDef& prim_def(Prim p);
 inline const char* prim_name(Prim p) { return prim_def(p).name; }
+inline bool is_elementwise(Prim p) { return prim_def(p).trait == PrimTrait::Elementwise; }
+inline bool is_random(Prim p) { return prim_def(p).trait == PrimTrait::Random; }
 bool find_prim(std::string_view name, Prim& out);
 // The parsed attribute declarations of a primitive.
 const std::vector<AttrSpec>& prim_attrs(Prim p);
@@ -181,7 +190,7 @@ void execute(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::vector
 Tensor execute1(Prim p, std::span<const Tensor> in, const Attrs& attrs = {});
 
 // Declarations of every infer_/cpu_ function named by the list.
-#define MSL_X(name, ni, no, kind, attrs) \
+#define MSL_X(name, ni, no, kind, attrs, trait) \
   void infer_##name(const InferArgs&);   \
   void cpu_##name(const KernelArgs&);
 MSL_PRIMITIVES(MSL_X)

@@ -17,14 +17,15 @@ namespace msl::kernels {
 namespace {
 
 const PrimDef kPrimDefs[] = {
-#define MSL_X(name, ni, no, kind, attrs) {#name, ni, no, PrimKind::kind, attrs, &infer_##name, &cpu_##name},
+#define MSL_X(name, ni, no, kind, attrs, trait) \
+  {#name, ni, no, PrimKind::kind, attrs, PrimTrait::trait, &infer_##name, &cpu_##name},
     MSL_PRIMITIVES(MSL_X)
 #undef MSL_X
 };
 static_assert(sizeof(kPrimDefs) / sizeof(kPrimDefs[0]) == kNumPrims);
 
 constexpr int kMaxOutputs = 3;
-#define MSL_X(name, ni, no, kind, attrs) static_assert(no <= kMaxOutputs);
+#define MSL_X(name, ni, no, kind, attrs, trait) static_assert(no <= kMaxOutputs);
 MSL_PRIMITIVES(MSL_X)
 #undef MSL_X
 

@@ -18,7 +18,7 @@ using kernels::Tensor;
 namespace {
 
 bool foldable_prim(const PrimRef& p) {
-  if (p.prim == Prim::random_uniform || p.prim == Prim::random_normal || p.prim == Prim::dropout) return false;
+  if (kernels::is_random(p.prim)) return false;
   const kernels::PrimDef& def = kernels::prim_def(p.prim);
   return def.kind != kernels::PrimKind::InPlace && def.outputs == 1;
 }

@@ -31,7 +31,7 @@ std::string const_key(const ConstValue& v) {
 bool is_random(const Node* n) {
   const PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
   using kernels::Prim;
-  return p && (p->prim == Prim::random_uniform || p->prim == Prim::random_normal || p->prim == Prim::dropout);
+  return p && kernels::is_random(p->prim);
 }
 
 // Whether calling `g` twice with the same arguments surely gives the same

@@ -18,19 +18,6 @@ using kernels::Prim;
 
 namespace {
 
-bool is_elementwise(Prim p) {
-  switch (p) {
-    case Prim::neg: case Prim::abs: case Prim::sign: case Prim::exp: case Prim::log: case Prim::sqrt:
-    case Prim::rsqrt: case Prim::reciprocal: case Prim::sin: case Prim::cos: case Prim::tanh: case Prim::sigmoid:
-    case Prim::relu: case Prim::relu_grad: case Prim::erf: case Prim::floor: case Prim::add: case Prim::sub:
-    case Prim::mul: case Prim::div: case Prim::floordiv: case Prim::mod: case Prim::pow: case Prim::maximum:
-    case Prim::minimum: case Prim::select:
-      return true;
-    default:
-      return false;
-  }
-}
-
 class LayoutChooser {
  public:
   LayoutChooser(Specialized& sp, int block)

@@ -6,6 +6,7 @@
 
 #include "lang/ir/lower.h"
 #include "lang/ir/lower_impl.h"
+#include "lang/operator_prims.h"
 
 namespace msl::ir {
 namespace lower_detail {
@@ -13,30 +14,11 @@ namespace lower_detail {
 namespace {
 using kernels::Prim;
 
+// Operators on tensors (lang/operator_prims.h). `&`, `|` and `^` mean the
+// logical primitives only on bools, and graph mode may see Python ints.
 bool binop_prim(ast::BinOp op, Prim& p) {
-  switch (op) {
-    case ast::BinOp::Add: p = Prim::add; return true;
-    case ast::BinOp::Sub: p = Prim::sub; return true;
-    case ast::BinOp::Mul: p = Prim::mul; return true;
-    case ast::BinOp::MatMul: p = Prim::matmul; return true;
-    case ast::BinOp::Div: p = Prim::div; return true;
-    case ast::BinOp::FloorDiv: p = Prim::floordiv; return true;
-    case ast::BinOp::Mod: p = Prim::mod; return true;
-    case ast::BinOp::Pow: p = Prim::pow; return true;
-    default: return false;
-  }
-}
-
-bool cmp_prim(ast::CmpOp op, Prim& p) {
-  switch (op) {
-    case ast::CmpOp::Lt: p = Prim::less; return true;
-    case ast::CmpOp::Le: p = Prim::less_equal; return true;
-    case ast::CmpOp::Gt: p = Prim::greater; return true;
-    case ast::CmpOp::Ge: p = Prim::greater_equal; return true;
-    case ast::CmpOp::Eq: p = Prim::equal; return true;
-    case ast::CmpOp::Ne: p = Prim::not_equal; return true;
-    default: return false;
-  }
+  bool bitwise = false;
+  return binary_op_prim(op, p, &bitwise) && !bitwise;
 }
 
 const char* expr_construct(ast::ExprKind k) {
@@ -240,7 +222,7 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
                                          : const_value_str(left->value()) == const_value_str(right->value());
           return constant(c->ops[i] == ast::CmpOp::Is ? same : !same, e.span);
         }
-        if (!cmp_prim(c->ops[i], p))
+        if (!compare_op_prim(c->ops[i], p))
           unsupported(e.span, std::string("operator '") + ast::to_string(c->ops[i]) + "'");
         Node* right = expr(*c->comparators[i], g, env);
         bool last = i + 1 == c->ops.size();
