@@ -64,7 +64,25 @@ FolderListing list_image_folder(const std::string& root, const std::vector<std::
 // ------------------------------------------------------------- codecs
 
 // Decodes JPEG or PNG bytes (chosen by their signature) to HWC uint8 RGB.
-Tensor decode_image(const Tensor& bytes);
+// Truncated or corrupt data is an error (libjpeg's "fill in gray and warn"
+// included), and so is an image over max_image_pixels(), refused from its
+// header before its pixels are allocated. Errors read "Decode: SOURCE:
+// what is wrong"; SOURCE is `source` when given, else the file the bytes
+// were read from (remember_image_file), else "image data in memory (N bytes)".
+Tensor decode_image(const Tensor& bytes, const std::string& source = {});
+
+// The most pixels (width x height) an image may declare; process-wide, as
+// MindSpore's dataset config. 2^26: an 8192 x 8192 image, 192 MB decoded.
+constexpr int64_t kDefaultMaxImagePixels = int64_t{1} << 26;
+int64_t max_image_pixels();
+void set_max_image_pixels(int64_t pixels);  // pixels >= 1, else DatasetError
+
+// Records that `bytes` are the content of the file `path`, so that a decode
+// error on them (or on a copy, on any thread) names the file. Kept by
+// content (size and hash), for the last 65536 contents read: nothing holds
+// the bytes alive, and files with the same bytes are all named.
+void remember_image_file(const Tensor& bytes, const std::string& path);
+
 // Writes an HWC (or HW) uint8 image with 1 or 3 channels.
 void write_png(const std::string& path, const Tensor& image);
 void write_jpeg(const std::string& path, const Tensor& image, int quality);

@@ -389,13 +389,34 @@ Value f_read_cifar10(Interp& I, Args& a, Object* data) {
   return new_tuple({wrap(state(data), std::move(images)), wrap(state(data), std::move(labels))});
 }
 
-// read_file(path, gunzip=False): the file's bytes as a 1-D uint8 tensor.
+// read_file(path, gunzip=False): the file's bytes as a 1-D uint8 tensor,
+// remembered as the file's so that a decode error on them names it.
 Value f_read_file(Interp& I, Args& a, Object* data) {
   Value v[2];
   bind_args(I, "read_file", a, {"path", "gunzip"}, 1, v);
   std::string path = arg_str(I, v[0], "path")->s;
   bool gunzip = given(v[1]) && I.truthy(v[1]);
-  return wrap(state(data), checked(I, [&] { return dataset::read_file_bytes(path, gunzip); }));
+  return wrap(state(data), checked(I, [&] {
+                Tensor t = dataset::read_file_bytes(path, gunzip);
+                dataset::remember_image_file(t, path);
+                return t;
+              }));
+}
+
+// _set_max_image_pixels(n) / _get_max_image_pixels(): the decoder's limit
+// behind msl.dataset.config.set_max_image_pixels.
+Value f_set_max_image_pixels(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "_set_max_image_pixels", a, 1, 1, v);
+  int64_t n = arg_index(I, v[0]);
+  if (n < 1) raise_value_error(I, fmt::format("set_max_image_pixels: expected a positive int, got {}", n));
+  dataset::set_max_image_pixels(n);
+  return Value();
+}
+
+Value f_get_max_image_pixels(Interp& I, Args& a, Object*) {
+  bind_positional(I, "_get_max_image_pixels", a, 0, 0, nullptr);
+  return Value::integer(dataset::max_image_pixels());
 }
 
 // _write_bytes(path, uint8_tensor, gzip=False): a test helper.
@@ -504,6 +525,8 @@ void init_module_msl_dataset(Interp& I, Module& m) {
       {"read_idx", f_read_idx},
       {"read_cifar10", f_read_cifar10},
       {"read_file", f_read_file},
+      {"_set_max_image_pixels", f_set_max_image_pixels},
+      {"_get_max_image_pixels", f_get_max_image_pixels},
       {"list_image_folder", f_list_image_folder},
       {"rows", f_rows},
       {"stack", f_stack},
