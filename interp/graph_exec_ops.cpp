@@ -9,6 +9,7 @@
 #include "interp/graph_executor.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
+#include "lang/ir/python_scalar.h"
 
 namespace msl::exec {
 
@@ -88,62 +89,26 @@ bool truthy(const RtValue& v) {
 namespace {
 
 // Arithmetic and comparisons on Python numbers only stay Python numbers
-// (a loop counter stays an int), with Python's semantics: int op int is an
-// int except true division; floor division and modulo round towards -inf.
+// (lang/ir/python_scalar.h).
 bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) {
-  using kernels::Prim;
-  if (args.empty() || args.size() > 2) return false;
-  bool all_int = true;
-  double v[2] = {0, 0};
-  int64_t iv[2] = {0, 0};
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (auto n = args[i].get_if<int64_t>()) {
-      iv[i] = *n;
-      v[i] = static_cast<double>(*n);
-    } else if (auto b = args[i].get_if<bool>()) {
-      iv[i] = *b;
-      v[i] = *b;
-    } else if (auto d = args[i].get_if<double>()) {
-      all_int = false;
-      v[i] = *d;
-    } else {
-      return false;
-    }
+  std::vector<ir::ConstValue> nums;
+  for (const RtValue& a : args) {
+    if (auto n = a.get_if<int64_t>()) nums.emplace_back(*n);
+    else if (auto b = a.get_if<bool>()) nums.emplace_back(*b);
+    else if (auto d = a.get_if<double>()) nums.emplace_back(*d);
+    else return false;
   }
-  auto num = [&](double d, int64_t i) { out = all_int ? RtValue(i) : RtValue(d); return true; };
-  auto cmp = [&](bool b) { out = RtValue(b); return true; };
-  if (args.size() == 1) {
-    if (p == Prim::neg) return num(-v[0], -iv[0]);
-    return false;
+  std::optional<ir::ConstValue> r;
+  try {
+    r = ir::python_scalar_op(p, nums);
+  } catch (const ir::ScalarDivisionError& e) {
+    fail(e.what());
   }
-  switch (p) {
-    case Prim::add: return num(v[0] + v[1], iv[0] + iv[1]);
-    case Prim::sub: return num(v[0] - v[1], iv[0] - iv[1]);
-    case Prim::mul: return num(v[0] * v[1], iv[0] * iv[1]);
-    case Prim::div:
-      if (v[1] == 0) fail("division by zero");
-      out = RtValue(v[0] / v[1]);
-      return true;
-    case Prim::floordiv:
-    case Prim::mod: {
-      if (v[1] == 0) fail("integer division or modulo by zero");
-      if (all_int) {
-        int64_t q = iv[0] / iv[1];
-        if ((iv[0] % iv[1] != 0) && ((iv[0] < 0) != (iv[1] < 0))) --q;
-        return num(0, p == Prim::floordiv ? q : iv[0] - q * iv[1]);
-      }
-      double q = std::floor(v[0] / v[1]);
-      out = RtValue(p == Prim::floordiv ? q : v[0] - q * v[1]);
-      return true;
-    }
-    case Prim::less: return cmp(v[0] < v[1]);
-    case Prim::less_equal: return cmp(v[0] <= v[1]);
-    case Prim::greater: return cmp(v[0] > v[1]);
-    case Prim::greater_equal: return cmp(v[0] >= v[1]);
-    case Prim::equal: return cmp(v[0] == v[1]);
-    case Prim::not_equal: return cmp(v[0] != v[1]);
-    default: return false;
-  }
+  if (!r) return false;
+  if (auto i = std::get_if<int64_t>(&*r)) out = RtValue(*i);
+  else if (auto b = std::get_if<bool>(&*r)) out = RtValue(*b);
+  else out = RtValue(std::get<double>(*r));
+  return true;
 }
 
 }  // namespace

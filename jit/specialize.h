@@ -64,6 +64,7 @@
 #include "jit/abstract.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/printer.h"
+#include "lang/ir/python_scalar.h"
 
 namespace msl::jit {
 
@@ -114,10 +115,7 @@ Specialized specialize(ir::IrModule& m, ir::FuncGraph& g, const std::vector<AbsV
 // objects (top-level graph context).
 AbsValue abstract_of_constant(const ir::ConstValue& v);
 
-// The primitives the executor computes as Python arithmetic when all `n`
-// inputs are Python numbers (interp/graph_exec_ops.cpp, scalar_op): neg,
-// + - * / // % and the comparisons, with a number as result. Others (exp,
-// pow, ...) of numbers make 0-d tensors there, and in the specializer.
-bool is_scalar_arithmetic(kernels::Prim p, size_t n);
+// Python arithmetic on numbers: ir::is_scalar_arithmetic (lang/ir/python_scalar.h).
+using ir::is_scalar_arithmetic;
 
 }  // namespace msl::jit

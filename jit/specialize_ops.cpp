@@ -6,6 +6,7 @@
 
 #include "jit/specialize_impl.h"
 #include "kernels/errors.h"
+#include "lang/ir/python_scalar.h"
 
 namespace msl::jit {
 
@@ -43,70 +44,24 @@ bool truthy(const ir::ConstValue& v) {
   return const_number(v) != 0.0;
 }
 
-// Python arithmetic on constants (the executor's scalar_op): ints exact,
-// floor division and modulo rounding towards -inf. Throws ValueError on a
-// zero divisor, as the executor fails.
+// Python arithmetic on constants (lang/ir/python_scalar.h), in the kind
+// the caller computed. Throws ValueError on a zero divisor, as the executor
+// fails.
 AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
-  double v[2] = {0, 0};
-  int64_t iv[2] = {0, 0};
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ir::ConstValue& c = *args[i].get_if<AbsScalar>()->value;
-    v[i] = const_number(c);
-    if (auto n = std::get_if<int64_t>(&c)) iv[i] = *n;
-    if (auto b = std::get_if<bool>(&c)) iv[i] = *b;
+  std::vector<ir::ConstValue> nums;
+  for (const AbsValue& a : args) nums.push_back(*a.get_if<AbsScalar>()->value);
+  std::optional<ir::ConstValue> r;
+  try {
+    r = ir::python_scalar_op(p, nums);
+  } catch (const ir::ScalarDivisionError& e) {
+    throw kernels::ValueError(e.what());
   }
-  bool ints = k == ScalarKind::Int;
-  auto num = [&](double d, int64_t i) { return ints ? AbsScalar{k, i} : AbsScalar{k, d}; };
-  if (args.size() == 1) return num(-v[0], -iv[0]);
-  switch (p) {
-    case Prim::add: return num(v[0] + v[1], iv[0] + iv[1]);
-    case Prim::sub: return num(v[0] - v[1], iv[0] - iv[1]);
-    case Prim::mul: return num(v[0] * v[1], iv[0] * iv[1]);
-    case Prim::div:
-      if (v[1] == 0) throw kernels::ValueError("division by zero");
-      return AbsScalar{k, v[0] / v[1]};
-    case Prim::floordiv:
-    case Prim::mod: {
-      if (v[1] == 0) throw kernels::ValueError("integer division or modulo by zero");
-      if (ints) {
-        int64_t q = iv[0] / iv[1];
-        if ((iv[0] % iv[1] != 0) && ((iv[0] < 0) != (iv[1] < 0))) --q;
-        return num(0, p == Prim::floordiv ? q : iv[0] - q * iv[1]);
-      }
-      double q = std::floor(v[0] / v[1]);
-      return num(p == Prim::floordiv ? q : v[0] - q * v[1], 0);
-    }
-    case Prim::less: return AbsScalar{k, v[0] < v[1]};
-    case Prim::less_equal: return AbsScalar{k, v[0] <= v[1]};
-    case Prim::greater: return AbsScalar{k, v[0] > v[1]};
-    case Prim::greater_equal: return AbsScalar{k, v[0] >= v[1]};
-    case Prim::equal: return AbsScalar{k, v[0] == v[1]};
-    default:  // not_equal
-      return AbsScalar{k, v[0] != v[1]};
-  }
+  if (!r) throw kernels::ValueError(std::string("cannot fold ") + kernels::prim_name(p) + " of these constants");
+  return AbsScalar{k, *r};
 }
 
 }  // namespace
 
-bool is_scalar_arithmetic(Prim p, size_t n) {
-  if (n == 1) return p == Prim::neg;
-  if (n != 2) return false;
-  switch (p) {
-    case Prim::add:
-    case Prim::sub:
-    case Prim::mul:
-    case Prim::div:
-    case Prim::floordiv:
-    case Prim::mod:
-    case Prim::less:
-    case Prim::less_equal:
-    case Prim::greater:
-    case Prim::greater_equal:
-    case Prim::equal:
-    case Prim::not_equal: return true;
-    default: return false;
-  }
-}
 
 AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, const std::vector<AbsValue>& all) {
   const char* name = kernels::prim_name(p.prim);

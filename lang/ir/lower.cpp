@@ -7,6 +7,7 @@
 
 
 #include "lang/ir/lower_impl.h"
+#include "lang/ir/python_scalar.h"
 
 namespace msl::ir {
 namespace lower_detail {
@@ -338,17 +339,17 @@ std::optional<bool> FnLowerer::static_truth(const Node* c) {
     if (!a || !b) return std::nullopt;
     return p == Prim::logical_and ? (*a && *b) : (*a || *b);
   }
-  double x, y;
-  if (c->num_args() != 2 || !number(c->arg(0), x) || !number(c->arg(1), y)) return std::nullopt;
-  switch (p) {
-    case Prim::equal: return x == y;
-    case Prim::not_equal: return x != y;
-    case Prim::less: return x < y;
-    case Prim::less_equal: return x <= y;
-    case Prim::greater: return x > y;
-    case Prim::greater_equal: return x >= y;
-    default: return std::nullopt;
+  // A comparison of constant numbers (lang/ir/python_scalar.h).
+  if (c->num_args() != 2 || !c->arg(0)->is_constant() || !c->arg(1)->is_constant()) return std::nullopt;
+  const ConstValue args[2] = {c->arg(0)->value(), c->arg(1)->value()};
+  std::optional<ConstValue> r;
+  try {
+    r = python_scalar_op(p, args);
+  } catch (const ScalarDivisionError&) {
+    return std::nullopt;  // the division fails when it runs
   }
+  const bool* b = r ? std::get_if<bool>(&*r) : nullptr;
+  return b ? std::optional<bool>(*b) : std::nullopt;
 }
 
 bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env) {
