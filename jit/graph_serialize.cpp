@@ -354,7 +354,7 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   for (codegen::EwValue& v : p.values) {
     uint8_t op = 0;
     r.get(op), r.get(v.a), r.get(v.b), r.get(v.input), r.get(v.constant);
-    if (op > static_cast<uint8_t>(EwOp::Tanh)) return false;
+    if (op >= codegen::kNumEwOps) return false;
     v.op = static_cast<EwOp>(op);
   }
   if (!r.get(n) || r.left() / 4 < n) return false;

@@ -66,7 +66,27 @@
 
 namespace msl::jit::codegen {
 
-enum class EwOp : uint8_t { Input, Const, Add, Sub, Mul, Div, Neg, Relu, ReluGrad, Max, Min, Exp, Sigmoid, Tanh };
+// The operations a fused loop computes, each the kernel primitive of the
+// same name (kernels/primitives.h) with its arity: the one list from which
+// EwOp, the names in a program's text, the arity check, the fusion pass's
+// primitive -> EwOp mapping and the graph format's bound derive. Append
+// only: the graph format stores an operation as its EwOp value.
+#define MSL_EW_OPS(X)                                                                                    \
+  X(Add, add, 2) X(Sub, sub, 2) X(Mul, mul, 2) X(Div, div, 2) X(Neg, neg, 1) X(Relu, relu, 1)            \
+  X(ReluGrad, relu_grad, 2) X(Max, maximum, 2) X(Min, minimum, 2) X(Exp, exp, 1) X(Sigmoid, sigmoid, 1) \
+  X(Tanh, tanh, 1)
+
+enum class EwOp : uint8_t {
+  Input,
+  Const,
+#define MSL_X(op, prim, arity) op,
+  MSL_EW_OPS(MSL_X)
+#undef MSL_X
+};
+// The number of EwOp values (Input and Const included).
+#define MSL_X(op, prim, arity) +1
+constexpr int kNumEwOps = 2 MSL_EW_OPS(MSL_X);
+#undef MSL_X
 
 struct EwValue {
   EwOp op = EwOp::Input;

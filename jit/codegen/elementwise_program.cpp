@@ -86,25 +86,24 @@ const char* op_name(EwOp op) {
   switch (op) {
     case EwOp::Input: return "input";
     case EwOp::Const: return "const";
-    case EwOp::Add: return "add";
-    case EwOp::Sub: return "sub";
-    case EwOp::Mul: return "mul";
-    case EwOp::Div: return "div";
-    case EwOp::Neg: return "neg";
-    case EwOp::Relu: return "relu";
-    case EwOp::ReluGrad: return "relu_grad";
-    case EwOp::Max: return "maximum";
-    case EwOp::Min: return "minimum";
-    case EwOp::Exp: return "exp";
-    case EwOp::Sigmoid: return "sigmoid";
-    case EwOp::Tanh: return "tanh";
+#define MSL_X(e, prim, arity) \
+  case EwOp::e:               \
+    return #prim;
+      MSL_EW_OPS(MSL_X)
+#undef MSL_X
   }
   return "?";
 }
 
 bool is_binary(EwOp op) {
-  return op == EwOp::Add || op == EwOp::Sub || op == EwOp::Mul || op == EwOp::Div || op == EwOp::Max ||
-         op == EwOp::Min || op == EwOp::ReluGrad;
+  switch (op) {
+#define MSL_X(e, prim, arity) \
+  case EwOp::e:               \
+    return arity == 2;
+    MSL_EW_OPS(MSL_X)
+#undef MSL_X
+    default: return false;
+  }
 }
 
 // Full (count 0, lane 1), or a pattern with inner, count, lane >= 1, lane

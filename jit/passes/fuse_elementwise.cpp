@@ -83,18 +83,12 @@ bool ew_op(const Node* n, EwOp& op) {
   if (!p || !p->attrs.empty()) return false;
   using kernels::Prim;
   switch (p->prim) {
-    case Prim::add: op = EwOp::Add; return true;
-    case Prim::sub: op = EwOp::Sub; return true;
-    case Prim::mul: op = EwOp::Mul; return true;
-    case Prim::div: op = EwOp::Div; return true;
-    case Prim::neg: op = EwOp::Neg; return true;
-    case Prim::relu: op = EwOp::Relu; return true;
-    case Prim::relu_grad: op = EwOp::ReluGrad; return true;
-    case Prim::maximum: op = EwOp::Max; return true;
-    case Prim::minimum: op = EwOp::Min; return true;
-    case Prim::exp: op = EwOp::Exp; return true;
-    case Prim::sigmoid: op = EwOp::Sigmoid; return true;
-    case Prim::tanh: op = EwOp::Tanh; return true;
+#define MSL_X(e, prim, arity) \
+  case Prim::prim:            \
+    op = EwOp::e;             \
+    return true;
+    MSL_EW_OPS(MSL_X)
+#undef MSL_X
     default: return false;
   }
 }
