@@ -13,6 +13,8 @@
 //   gradient_stats(grad_fn, *args)   (primitive applications, AD residue, IR, result) of
 //                                    the gradient specialized for args, library calls
 //                                    expanded, run on args
+#include <fmt/format.h>
+
 #include "interp/graph_compiler_impl.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
@@ -28,6 +30,25 @@ Value jit_call(Interp& I, Args& a, Object*) {
   if (!a.kw.empty()) I.raise(I.exception_class("TypeError").get(), "compiled functions take positional arguments only");
   auto* self = static_cast<JitFunctionObj*>(a.pos[0].obj());
   return graph_call(I, self->fn, a.pos.subspan(1));
+}
+
+// JitFunction.__get__(instance, owner): `@msl.jit` on a method (MindSpore's
+// `@jit def sub_net(self, x)` in a Cell) binds like a function: through an
+// instance it is the compiled bound method. The bound object is kept on the
+// instance, so its graphs are compiled once, not on every attribute read.
+Value jit_get(Interp& I, Args& a, Object*) {
+  if (a.pos.size() < 2 || !a.pos[0].is(Kind::NativeData) || typeid(*a.pos[0].obj()) != typeid(JitFunctionObj))
+    I.raise(I.exception_class("TypeError").get(), "JitFunction.__get__ needs a JitFunction and an instance");
+  auto* jf = static_cast<JitFunctionObj*>(a.pos[0].obj());
+  const Value& instance = a.pos[1];
+  if (instance.is_none() || !jf->fn.is(Kind::Function)) return a.pos[0];
+  Value bound = make_jit_function(I, make<BoundMethod>(instance, jf->fn).value());
+  if (!instance.is(Kind::Instance)) return bound;
+  Ref<Str> key(I.intern(fmt::format("__msl_jit_{:x}", reinterpret_cast<uintptr_t>(jf))));
+  AttrMap& attrs = instance.as<Instance>()->attrs;
+  if (const Value* kept = attrs.find(key.get())) return *kept;
+  attrs.set(key.get(), bound);
+  return bound;
 }
 
 Value grad_fn_call(Interp& I, Args& a, Object*) {
@@ -155,6 +176,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   GraphCompiler& gc = compiler_of(I);
   gc.jit_cls = I.new_class("JitFunction", I.cls_object.get(), "msl._graph", true);
   I.def_method(gc.jit_cls.get(), "__call__", jit_call);
+  I.def_method(gc.jit_cls.get(), "__get__", jit_get);
   gc.grad_cls = I.new_class("GradFunction", I.cls_object.get(), "msl._graph", true);
   I.def_method(gc.grad_cls.get(), "__call__", grad_fn_call);
   for (Class* c : {gc.jit_cls.get(), gc.grad_cls.get()}) {

@@ -20,6 +20,14 @@ static Value bind_attr(Interp& I, const Value& attr, const Value& self, Class* c
     if (p->fget.is_none()) I.raise(I.exception_class("AttributeError").get(), "property has no getter");
     return I.call1(p->fget, self);
   }
+  if (attr.is(Kind::NativeData)) {
+    // A native object whose class defines __get__ (a compiled function,
+    // msl.jit on a method) binds itself, as Python's descriptors do.
+    if (Value* get = I.cls_of(attr)->lookup(I.intern("__get__"))) {
+      Value args[3] = {attr, self, Value::object(cls)};
+      return I.call(*get, std::span<Value>(args));
+    }
+  }
   return attr;
 }
 
