@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 
 #include "interp/conversions.h"
 #include "interp/format.h"
@@ -252,11 +252,9 @@ Value builtin_input(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "input", a, 0, 1, v);
   if (given(v[0])) I.write_out(I.to_str(v[0]));
+  I.flush_out();  // the prompt is seen before the program waits, as in Python
   std::string line;
-  if (!std::getline(std::cin, line)) {
-    std::cin.clear();
-    raise_exc(I, "EOFError", "EOF when reading a line");
-  }
+  if (!read_stdin_line(I, line) && line.empty()) raise_exc(I, "EOFError", "EOF when reading a line");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return str_value(std::move(line));
 }
@@ -886,16 +884,40 @@ Value builtin_vars(Interp& I, Args& a, Object*) {
 Value builtin_exit(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "exit", a, 0, 1, v);
-  if (!given_not_none(v[0])) throw MslExit{0};
-  if (v[0].is_int()) throw MslExit{static_cast<int>(v[0].as_int())};
-  if (v[0].is_bool()) throw MslExit{v[0].as_bool() ? 1 : 0};
-  I.write_err(I.to_str(v[0]) + "\n");
-  throw MslExit{1};
+  exit_with(I, v[0]);
 }
 
 }  // namespace
 
 bool value_is_callable(Interp& I, const Value& v) { return is_callable(I, v); }
+
+bool read_stdin_line(Interp& I, std::string& line) {
+  line.clear();
+  for (;;) {
+    errno = 0;
+    int c = std::getc(stdin);
+    if (c == '\n') return true;
+    if (c != EOF) {
+      line.push_back(static_cast<char>(c));
+      continue;
+    }
+    bool interrupted = std::ferror(stdin) && errno == EINTR;
+    // Clear the end-of-file mark too: a later read tries again, as Python's
+    // does on a terminal.
+    std::clearerr(stdin);
+    if (!interrupted) return false;
+    I.poll();
+  }
+}
+
+void exit_with(Interp& I, const Value& code) {
+  if (!given_not_none(code)) throw MslExit{0};
+  // CPython: (int)PyLong_AsLong(code), a truncation, not a clamp.
+  if (code.is_int()) throw MslExit{static_cast<int>(code.as_int())};
+  if (code.is_bool()) throw MslExit{code.as_bool() ? 1 : 0};
+  I.write_err(I.to_str(code) + "\n");
+  throw MslExit{1};
+}
 
 void init_builtin_functions(Interp& I) {
   struct Entry {

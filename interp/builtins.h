@@ -35,4 +35,17 @@ void sort_values(Interp& I, std::vector<Value>& items, const Value& key, bool re
 // callable(v).
 bool value_is_callable(Interp& I, const Value& v);
 
+// One line of the process's standard input into `line`, without its "\n";
+// false at the end of the input (`line` then holds what preceded it). A
+// read interrupted by a signal calls I.poll(), which raises KeyboardInterrupt
+// after Ctrl-C (interp/sigint.h), and otherwise resumes. input(),
+// sys.stdin and the REPL read through it.
+bool read_stdin_line(Interp& I, std::string& line);
+
+// sys.exit(code) and exit(code): unwinds to the driver with MslExit. An int
+// becomes the exit status as CPython 3.11 makes it, truncated to a C int
+// (the system then keeps its low 8 bits: 2**62 exits with 0, 256 + 3 with
+// 3); None is 0; anything else is printed to stderr and exits with 1.
+[[noreturn]] void exit_with(Interp& I, const Value& code);
+
 }  // namespace msl

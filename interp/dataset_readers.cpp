@@ -4,8 +4,13 @@
 // IDX files are read through zlib's gzread, which passes plain files
 // through unchanged, so `train-images-idx3-ubyte` and its `.gz` need no
 // separate code. Every check reports the file and the byte offset (in the
-// uncompressed stream) where the data stopped making sense.
+// uncompressed stream) where the data stopped making sense. Only regular
+// files are read, as by the checkpoint loaders: a FIFO would wait for a
+// writer, and a device such as /dev/zero never ends.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "interp/dataset_core.h"
 
@@ -22,13 +28,80 @@ namespace fs = std::filesystem;
 
 namespace {
 
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+// A data set file open for reading: a regular one, or DatasetError.
+class DataFile {
+ public:
+  explicit DataFile(const std::string& path) : path_(path) {
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+    // the check below could refuse it. Regular files ignore the flag.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) {
+      int err = errno;
+      ::close(fd_);
+      throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(err)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      if (S_ISDIR(st.st_mode)) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(EISDIR)));
+      throw DatasetError(fmt::format("'{}': not a regular file ({}); a data set file must be a regular file", path,
+                                     file_kind(st.st_mode)));
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
+  ~DataFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DataFile(const DataFile&) = delete;
+  DataFile& operator=(const DataFile&) = delete;
+
+  uint64_t size() const { return size_; }
+  // Hands the descriptor over (to gzdopen, which closes it).
+  int release() { return std::exchange(fd_, -1); }
+  // Reads exactly n bytes from the start.
+  void read(void* dst, size_t n) {
+    auto* p = static_cast<char*>(dst);
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_, p + got, n - got, static_cast<off_t>(got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw DatasetError(fmt::format("'{}': read error at byte {}: {}", path_, got, std::strerror(errno)));
+      if (r == 0) throw DatasetError(fmt::format("'{}': the file ended at byte {} while reading it", path_, got));
+      got += static_cast<size_t>(r);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// A gzFile over a regular file (gzread passes plain files through).
+gzFile gzopen_regular(const std::string& path) {
+  DataFile file(path);
+  int fd = file.release();
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    ::close(fd);
+    throw DatasetError(fmt::format("cannot open '{}': out of memory", path));
+  }
+  return f;
+}
+
 // Reads exactly n bytes or reports where the file ended.
 class GzReader {
  public:
-  explicit GzReader(const std::string& path) : path_(path) {
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  }
+  explicit GzReader(const std::string& path) : path_(path), f_(gzopen_regular(path)) {}
   ~GzReader() { gzclose(f_); }
   GzReader(const GzReader&) = delete;
   GzReader& operator=(const GzReader&) = delete;
@@ -113,9 +186,9 @@ void read_cifar10(const std::vector<std::string>& files, Tensor& images, Tensor&
   std::vector<std::vector<unsigned char>> contents;
   int64_t n = 0;
   for (auto& path : files) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    DataFile f(path);
+    std::vector<unsigned char> bytes(static_cast<size_t>(f.size()));
+    f.read(bytes.data(), bytes.size());
     if (bytes.size() % kRecord != 0)
       throw DatasetError(
           fmt::format("'{}': size {} is not a multiple of the CIFAR-10 record size {}: the record "
@@ -144,8 +217,7 @@ void read_cifar10(const std::vector<std::string>& files, Tensor& images, Tensor&
 Tensor read_file_bytes(const std::string& path, bool gunzip) {
   if (gunzip) {
     std::vector<char> data;
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    gzFile f = gzopen_regular(path);
     char buf[1 << 16];
     int r;
     while ((r = gzread(f, buf, sizeof buf)) > 0) data.insert(data.end(), buf, buf + r);
@@ -157,12 +229,9 @@ Tensor read_file_bytes(const std::string& path, bool gunzip) {
     if (!data.empty()) std::memcpy(t.raw(), data.data(), data.size());
     return t;
   }
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  auto size = static_cast<int64_t>(f.tellg());
-  f.seekg(0);
-  Tensor t(kernels::DType::UInt8, {size});
-  if (size > 0 && !f.read(static_cast<char*>(t.raw()), size)) throw DatasetError(fmt::format("'{}': read error", path));
+  DataFile f(path);
+  Tensor t(kernels::DType::UInt8, {static_cast<int64_t>(f.size())});
+  f.read(t.raw(), static_cast<size_t>(f.size()));
   return t;
 }
 

@@ -33,11 +33,12 @@ struct FileClass final : Class {
 };
 
 struct FileObj final : NativeData {
-  explicit FileObj(Ref<Class> c) : NativeData(std::move(c)) {}
+  FileObj(Ref<Class> c, Interp& I) : NativeData(std::move(c)), interp(&I) {}
   ~FileObj() override {
     if (fp) std::fclose(fp);
   }
 
+  Interp* interp;  // the one that opened it: Ctrl-C during a read raises there
   FILE* fp = nullptr;
   std::string name, mode;
   bool readable = false, writable = false;
@@ -56,7 +57,16 @@ struct FileObj final : NativeData {
       pos = 0;
     }
     char chunk[8192];  // Python's text-layer chunk size: see writing()
-    size_t n = std::fread(chunk, 1, sizeof chunk, fp);
+    size_t n;
+    for (;;) {
+      errno = 0;
+      n = std::fread(chunk, 1, sizeof chunk, fp);
+      if (n > 0 || !std::ferror(fp) || errno != EINTR) break;
+      // A signal ended the wait on a pipe or FIFO: KeyboardInterrupt after
+      // Ctrl-C (interp/sigint.h), else read on.
+      std::clearerr(fp);
+      interp->poll();
+    }
     if (n == 0) {
       at_eof = true;
       return false;
@@ -233,11 +243,20 @@ Value file_readlines(Interp& I, Args& a, Object*) {
   return new_list(std::move(lines));
 }
 
+// A write that failed: KeyboardInterrupt when Ctrl-C ended a wait on a
+// full pipe (interp/sigint.h), else OSError.
+[[noreturn]] void write_failed(Interp& I) {
+  int err = errno ? errno : EIO;
+  if (err == EINTR) I.poll();
+  raise_os_error(I, err, "");
+}
+
 void write_text(Interp& I, FileObj* f, const std::string& s) {
   size_t n;
+  errno = 0;
   if (f->write_nl == "\n" || s.find('\n') == std::string::npos) {
     n = std::fwrite(s.data(), 1, s.size(), f->fp);
-    if (n != s.size()) raise_os_error(I, errno ? errno : EIO, "");
+    if (n != s.size()) write_failed(I);
     return;
   }
   std::string t;
@@ -248,7 +267,7 @@ void write_text(Interp& I, FileObj* f, const std::string& s) {
       t.push_back(c);
   }
   n = std::fwrite(t.data(), 1, t.size(), f->fp);
-  if (n != t.size()) raise_os_error(I, errno ? errno : EIO, "");
+  if (n != t.size()) write_failed(I);
 }
 
 Value file_write(Interp& I, Args& a, Object*) {
@@ -442,8 +461,15 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
                       : writing_  ? (updating ? "w+" : "w")
                       : appending ? (updating ? "a+" : "a")
                                   : (updating ? "w+x" : "wx");
-  errno = 0;
-  FILE* fp = std::fopen(path.c_str(), cmode);
+  // Opening a FIFO waits for its other end; Ctrl-C ends the wait with
+  // KeyboardInterrupt (interp/sigint.h), another signal resumes it.
+  FILE* fp;
+  for (;;) {
+    errno = 0;
+    fp = std::fopen(path.c_str(), cmode);
+    if (fp || errno != EINTR) break;
+    I.poll();
+  }
   if (!fp) raise_os_error(I, errno, path);
   struct stat st;
   if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -452,7 +478,7 @@ Value builtin_open(Interp& I, Args& a, Object* data) {
   }
   // Python positions append-mode files at the end (C leaves "a+" reads at 0).
   if (appending) std::fseek(fp, 0, SEEK_END);
-  Ref<FileObj> f(new FileObj(Ref<Class>(static_cast<Class*>(data))));
+  Ref<FileObj> f(new FileObj(Ref<Class>(static_cast<Class*>(data)), I));
   f->fp = fp;
   f->name = path;
   f->mode = mode;

@@ -20,7 +20,6 @@
 #include <cfloat>
 #include <climits>
 #include <cstdint>
-#include <iostream>
 
 #include "interp/builtins.h"
 #include "interp/native_args.h"
@@ -35,7 +34,7 @@ struct StdStream final : NativeData {
   bool is_stderr;
 };
 
-// sys.stdin: lines of the process's standard input (std::cin, shared with
+// sys.stdin: lines of the process's standard input (C's stdin, shared with
 // input()), or nothing when there is no descriptor behind it.
 struct StdinStream final : NativeData {
   explicit StdinStream(Ref<Class> c) : NativeData(std::move(c)) {}
@@ -125,11 +124,7 @@ StdinStream* self_stdin(Interp& I, Args& a, const char* method) {
 std::string stdin_line(Interp& I) {
   std::string line;
   if (I.options().stdin_fd < 0) return line;
-  if (!std::getline(std::cin, line)) {
-    std::cin.clear();  // at the end; a later read tries again, as Python's does on a terminal
-    return line;
-  }
-  if (!std::cin.eof()) line += '\n';
+  if (read_stdin_line(I, line)) line += '\n';
   return line;
 }
 
@@ -199,15 +194,7 @@ Value stdin_closed(Interp& I, Args& a, Object*) {
 Value sys_exit(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "exit", a, 0, 1, v);
-  const Value& code = v[0];
-  if (!given_not_none(code)) throw MslExit{0};
-  if (code.is_int()) {
-    int64_t c = code.as_int();
-    throw MslExit{static_cast<int>(c > INT_MAX ? INT_MAX : c < INT_MIN ? INT_MIN : c)};
-  }
-  if (code.is_bool()) throw MslExit{code.as_bool() ? 1 : 0};
-  I.write_err(I.to_str(code) + "\n");
-  throw MslExit{1};
+  exit_with(I, v[0]);
 }
 
 Value sys_getrecursionlimit(Interp& I, Args& a, Object*) {

@@ -1,5 +1,6 @@
 // The `msl` command: REPL, `msl run FILE [ARGS]`, `msl -c CODE`, and the
-// `--emit` stages. Exit status: 0 success, 1 uncaught MSL error, 2 usage.
+// `--emit` stages. Exit status: 0 success, 1 uncaught MSL error, 2 usage,
+// 130 uncaught KeyboardInterrupt (Ctrl-C: interp/sigint.h).
 //
 // The interpreter runs on a thread with a large stack so that deep (but
 // legal) recursion is limited by the recursion limit, not by the C stack;
@@ -21,6 +22,7 @@
 #include "jit/codegen/elementwise_jit.h"
 #include "jit/passes/pipeline.h"
 #include "interp/repl.h"
+#include "interp/sigint.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/dump.h"
@@ -171,8 +173,6 @@ std::vector<std::string> split_path(const char* env) {
   return out;
 }
 
-msl::Interp* volatile g_interp = nullptr;
-
 struct Job {
   CommandLine cl;
   int status = 0;
@@ -308,17 +308,8 @@ int run_job(const CommandLine& cl) {
     }
   } profile_report{cl.profile};
   // Ctrl-C raises KeyboardInterrupt in the running program (so its
-  // traceback shows where it was); the handler only sets atomics.
-  g_interp = &interp;
-  struct Unhook {
-    ~Unhook() { g_interp = nullptr; }
-  } unhook;
-  struct sigaction sa {};
-  sa.sa_handler = [](int) {
-    if (g_interp) g_interp->request_interrupt();
-  };
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
+  // traceback shows where it was), also in a blocking call (sigint.h).
+  msl::SigintScope sigint(interp);
   try {
     interp.run_source(source);
   } catch (msl::MslError& e) {
@@ -339,6 +330,12 @@ int run_job(const CommandLine& cl) {
 }
 
 void* thread_main(void* arg) {
+  // main() blocks SIGINT so that it reaches this thread (interp/sigint.h);
+  // until a SigintScope takes it, Ctrl-C ends the process as usual.
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
   Job* job = static_cast<Job*>(arg);
   job->status = run_job(job->cl);
   std::fflush(stdout);
@@ -350,6 +347,12 @@ void* thread_main(void* arg) {
 int main(int argc, char** argv) {
   Job job;
   job.cl = parse_args(argc, argv);
+  // SIGINT goes to the interpreter's thread, not to this one, which only
+  // waits for it (thread_main unblocks it there).
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, size_t{512} << 20);

@@ -12,10 +12,11 @@
 //    ISIG, so Ctrl-C arrives as the character ^C, bound to a function that
 //    discards the entry — no signal involved;
 //  * while a statement runs, the terminal is back in cooked mode, Ctrl-C is
-//    SIGINT, and the handler only calls Interp::request_interrupt() (two
-//    atomic stores: async-signal-safe). The running code raises
-//    KeyboardInterrupt at its next loop iteration or call; its traceback is
-//    printed like any other error and the session goes on.
+//    SIGINT, and the handler (interp/sigint.h) only calls
+//    Interp::request_interrupt() (two atomic stores: async-signal-safe). The
+//    running code raises KeyboardInterrupt at its next loop iteration or
+//    call, or at once when it waits in input() or on a pipe; its traceback
+//    is printed like any other error and the session goes on.
 //
 // When stdin is not a terminal, lines are read plainly (no banner, no
 // prompts, no libedit), so a script can be piped through the same logic.
@@ -30,12 +31,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <clocale>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,18 +43,13 @@
 
 #include <fmt/format.h>
 
+#include "interp/builtins.h"
+#include "interp/sigint.h"
 #include "lang/parser.h"
 
 namespace msl {
 
 namespace {
-
-std::atomic<Interp*> g_interp{nullptr};
-
-extern "C" void on_sigint(int) {
-  // Only lock-free atomic operations here.
-  if (Interp* I = g_interp.load(std::memory_order_relaxed)) I->request_interrupt();
-}
 
 const char* const kKeywords[] = {
     "False", "None",   "True",     "and",   "as",     "assert", "break",  "class",  "continue",
@@ -234,9 +228,13 @@ Repl::Read Repl::read_line(bool continuation, std::string& out) {
     }
     std::fflush(stdout);
     out.clear();
-    int c;
-    while ((c = std::fgetc(stdin)) != EOF && c != '\n') out += static_cast<char>(c);
-    if (c == EOF && out.empty()) return Read::Eof;
+    bool got;
+    try {
+      got = read_stdin_line(I_, out);
+    } catch (MslError&) {  // Ctrl-C while waiting for a line
+      return Read::Cancelled;
+    }
+    if (!got && out.empty()) return Read::Eof;
     if (!out.empty() && out.back() == '\r') out.pop_back();
     return Read::Line;
   }
@@ -362,12 +360,7 @@ int Repl::run() {
     out("MSL 0.1 \xe2\x80\x94 type :help for help, Ctrl-D to exit\n");
   }
 
-  struct sigaction sa {}, old {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  g_interp.store(&I_);
-  sigaction(SIGINT, &sa, &old);
+  SigintScope sigint(I_);
 
   std::optional<int> status;
   std::string entry;
@@ -408,8 +401,6 @@ int Repl::run() {
     entry.clear();
   }
 
-  sigaction(SIGINT, &old, nullptr);
-  g_interp.store(nullptr);
   close_editor();
   std::fflush(stdout);
   return status.value_or(0);
