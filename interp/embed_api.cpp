@@ -213,6 +213,9 @@ struct VM::Impl {
         } catch (...) {
         }
         im.interp->handled_exceptions().clear();
+        // A step limit that was hit has reached the host; the next call
+        // starts a new count.
+        im.interp->reset_step_limit();
       }
     }
     Impl& im;

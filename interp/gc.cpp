@@ -89,6 +89,8 @@ void GcHeap::track(Object* o) {
   if (++h->allocations_ == h->threshold_ && h->request_) h->request_(h->owner_);
 }
 
+void* GcHeap::current_owner() { return current_heap ? current_heap->owner_ : nullptr; }
+
 void GcHeap::track_native(Object* o) {
   if (current_heap && !o->gc_prev) track(o);
 }
@@ -127,6 +129,13 @@ size_t GcHeap::collect() {
   for (Object* o : all) {
     if (o->gc_state == kCandidate) garbage.push_back(o);
     o->gc_state = kIdle;
+  }
+  // Finalizers run before any cycle is cut, on intact objects.
+  bool deferred = false;
+  for (Object* o : garbage) deferred |= defer_finalizer(o);
+  if (deferred) {
+    allocations_ = threshold_ - 1;  // the next container made asks again
+    return 0;
   }
   // Hold every garbage object while the cycles are cut, so none is freed
   // half-way; then release them.

@@ -25,6 +25,12 @@
 
 namespace msl {
 
+// Defined by the interpreter (interp.cpp): when `o` is an instance whose
+// class defines __del__ and whose finalizer has not been queued yet, queues
+// it with the interpreter running on this thread (if it is the instance's
+// own) and takes a reference to `o`; true when queued.
+bool defer_finalizer(Object* o);
+
 class GcHeap {
  public:
   explicit GcHeap(void (*request)(void*), void* owner);
@@ -35,7 +41,10 @@ class GcHeap {
   // Makes this the heap new objects on the calling thread are tracked in.
   void activate();
   void deactivate();
-  // Frees unreachable cycles; returns how many objects were freed.
+  // Frees unreachable cycles; returns how many objects were freed. When
+  // some garbage has a __del__ that has not run, frees nothing: those are
+  // queued (defer_finalizer) and a later collection, after their finalizers
+  // ran, frees what is still unreachable (CPython's order, PEP 442).
   size_t collect();
   bool due() const { return allocations_ >= threshold_; }
 
@@ -48,6 +57,8 @@ class GcHeap {
   // cycle through the object (a Cell holding its own compiled function,
   // msl.jit(self)) is never freed.
   static void track_native(Object* o);
+  // The owner (the Interp) of the heap active on this thread, if any.
+  static void* current_owner();
 
  private:
   Object head_{Kind::Str};  // sentinel of the circular list (a non-container kind: never tracked)

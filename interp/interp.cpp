@@ -40,8 +40,10 @@ static void request_collection(void* owner) {
   I->request_gc();
 }
 
+static std::atomic<uint64_t> g_next_serial{1};
+
 Interp::Interp(Options opts)
-    : heap_(request_collection, this), opts_(std::move(opts)) {
+    : heap_(request_collection, this), opts_(std::move(opts)), serial_(g_next_serial.fetch_add(1)) {
   heap_.activate();
   void* mem = mmap(nullptr, kValueStackSize * sizeof(Value), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) throw std::bad_alloc();
@@ -62,6 +64,8 @@ Interp::Interp(Options opts)
 }
 
 Interp::~Interp() {
+  finalizers_enabled_ = false;
+  finalize_queue_.clear();
   graph_state_.reset();  // compiled graphs hold values (constants, weights)
   // Break the reference cycles we know of (modules ↔ their functions) so most
   // memory is returned; remaining user-made cycles are leaked by design.
@@ -78,7 +82,60 @@ Interp::~Interp() {
   munmap(stack_base_, kValueStackSize * sizeof(Value));
 }
 
-size_t Interp::collect_garbage() { return heap_.collect(); }
+size_t Interp::collect_garbage() {
+  // As Python's gc.collect(): finalizers of the garbage run, then what is
+  // still unreachable is freed.
+  size_t freed = heap_.collect();
+  if (!finalize_queue_.empty()) {
+    run_finalizers();
+    freed = heap_.collect();
+  }
+  return freed;
+}
+
+bool defer_finalizer(Object* o) {
+  if (o->kind != Kind::Instance && o->kind != Kind::Exception) return false;
+  auto* inst = static_cast<Instance*>(o);
+  if (inst->finalized || !inst->cls) return false;  // no class: the collector cleared it
+  auto* I = static_cast<Interp*>(GcHeap::current_owner());
+  // Only the instance's own interpreter runs its __del__, and not while it
+  // is being destroyed; another thread (no heap active) frees it plainly.
+  if (!I || !I->finalizers_enabled_ || inst->cls->interp_serial != I->serial_ || !I->traits(inst->cls.get()).has_del)
+    return false;
+  inst->finalized = true;
+  I->finalize_queue_.push_back(Ref<Instance>(inst));
+  I->pending_.store(true);
+  return true;
+}
+
+void Interp::run_finalizers() {
+  while (!finalize_queue_.empty()) {
+    std::vector<Ref<Instance>> batch;
+    batch.swap(finalize_queue_);
+    for (Ref<Instance>& queued : batch) {
+      Value self = queued.value();
+      queued = nullptr;
+      Value* del = self.as<Instance>()->cls->lookup(names_->__del__);
+      if (!del) continue;  // removed from the class since
+      Value fn = *del;
+      try {
+        call1(fn, self);
+      } catch (MslError& e) {
+        std::string text;
+        try {
+          text = "Exception ignored in: " + repr(fn) + "\n" + format_exception(e.exc);
+        } catch (...) {
+          text = "Exception ignored in a __del__ method\n";
+        }
+        write_err(text);
+      } catch (MslExit& e) {
+        write_err("Exception ignored in: " + repr(fn) + "\nSystemExit: " + std::to_string(e.code) + "\n");
+      } catch (std::bad_alloc&) {
+        write_err("Exception ignored in a __del__ method\nMemoryError: out of memory\n");
+      }
+    }  // `self` goes here: the instance is freed unless __del__ stored it somewhere
+  }
+}
 
 void Interp::enter_thread() {
   heap_.activate();
@@ -130,6 +187,7 @@ Ref<Class> Interp::new_class(std::string_view name, Class* base, std::string mod
   c->base = Ref<Class>(base);
   c->module_name = std::move(module_name);
   c->is_builtin = builtin;
+  c->interp_serial = serial_;
   if (base) c->instance_kind = base->instance_kind;
   return c;
 }
@@ -269,11 +327,18 @@ void Interp::raise_value(Value exc) {
 void Interp::handle_pending() {
   pending_.store(false);
   if (gc_due_.exchange(false)) heap_.collect();
-  if (interrupt_.exchange(false)) raise(exception_class("KeyboardInterrupt").get(), "");
+  // Ctrl-C first: raised inside a __del__ it would only be printed as ignored.
+  if (interrupt_.exchange(false)) {
+    if (!finalize_queue_.empty()) pending_.store(true);  // they run at the next safe point
+    raise(exception_class("KeyboardInterrupt").get(), "");
+  }
+  if (!finalize_queue_.empty()) run_finalizers();
 }
 
 void Interp::step_limit_exceeded() {
-  steps_ = 0;
+  // steps_ stays past the limit: every later step raises again, and `except`
+  // and `finally` (nodes_stmt.cpp) let the error through, until the host
+  // calls reset_step_limit().
   raise(exception_class("RuntimeError").get(), "step limit exceeded");
 }
 
@@ -416,7 +481,9 @@ Value Interp::run_source(SourcePtr source, Ref<Module> module) {
   auto ast = parse_or_raise(*this, source, false);
   std::shared_ptr<const ast::Module> owner(std::move(ast));
   auto code = compile_module(*this, *owner, module.get(), CompileMode::File, owner);
-  return run_module_code(*this, code, module.get());
+  Value result = run_module_code(*this, code, module.get());
+  run_finalizers();  // of what the last statements released
+  return result;
 }
 
 Value Interp::run_interactive(SourcePtr source, Ref<Module> module) {
@@ -424,7 +491,9 @@ Value Interp::run_interactive(SourcePtr source, Ref<Module> module) {
   auto ast = parse_or_raise(*this, source, false);
   std::shared_ptr<const ast::Module> owner(std::move(ast));
   auto code = compile_module(*this, *owner, module.get(), CompileMode::Interactive, owner);
-  return run_module_code(*this, code, module.get());
+  Value result = run_module_code(*this, code, module.get());
+  run_finalizers();  // of what the last statements released
+  return result;
 }
 
 Value Interp::eval_expression(SourcePtr source, Ref<Module> module) {

@@ -59,7 +59,10 @@ class Interp {
     // Maximum depth of nested MSL calls before RecursionError (sys.setrecursionlimit).
     int recursion_limit = 1000;
     // When > 0, a RuntimeError is raised after this many loop iterations and
-    // calls (the fuzzer's step limit).
+    // calls (the fuzzer's and the embedding API's step limit). The limited
+    // code cannot catch it: once exceeded, no `except` clause matches, a
+    // `finally` block cannot end the unwinding with return/break/continue,
+    // and every further step raises again, until reset_step_limit().
     int64_t step_limit = 0;
     // Largest list/tuple/string (elements or bytes) built by repetition or
     // materialisation before MemoryError; the fuzzer lowers it.
@@ -213,6 +216,12 @@ class Interp {
   void count_step() {
     if (opts_.step_limit > 0 && ++steps_ > opts_.step_limit) step_limit_exceeded();
   }
+  // The step limit was hit and the error is unwinding (Options::step_limit).
+  bool step_limit_hit() const { return opts_.step_limit > 0 && steps_ > opts_.step_limit; }
+  // After the error reached the host: the next evaluation starts a new count.
+  void reset_step_limit() {
+    if (step_limit_hit()) steps_ = 0;
+  }
   // Throws RecursionError when the C++ stack is nearly exhausted (deeply
   // nested data in repr/eq, runaway recursion through native code).
   void check_stack() {
@@ -226,6 +235,25 @@ class Interp {
   void activate() { heap_.activate(); }
   // Frees unreachable reference cycles now; returns the number of objects freed.
   size_t collect_garbage();
+
+  // __del__. An instance whose class defines it is not freed when its last
+  // reference goes (or the collector finds it unreachable): it is queued
+  // (defer_finalizer in gc.h), and the finalizers run at the end of the
+  // statement (Block in nodes_stmt.cpp), at the next poll, or when the
+  // running source ends. Running user code inside an arbitrary decref, in
+  // the middle of a dict update or a C++ destructor, would not be safe.
+  // Each instance is finalized once; one that __del__ resurrects lives on.
+  // An exception escaping __del__ is printed to stderr as "Exception ignored
+  // in: <function C.__del__ ...>" with its traceback, and the program goes
+  // on, as in CPython. Objects still alive when the interpreter is destroyed
+  // are not finalized (Python does not promise it either).
+  void run_finalizers();
+  void run_queued_finalizers() {
+    if (!finalize_queue_.empty()) run_finalizers();
+  }
+  // Distinguishes interpreters (Class::interp_serial) without a pointer
+  // that could dangle.
+  uint64_t serial() const { return serial_; }
 
   // The value stack holding function frames' local slots.
   Value* alloc_slots(size_t n);
@@ -271,6 +299,9 @@ class Interp {
   std::vector<Value> handled_;
   std::atomic<bool> pending_{false};
   std::atomic<bool> interrupt_{false};
+  uint64_t serial_;
+  bool finalizers_enabled_ = true;  // false once the destructor starts
+  std::vector<Ref<Instance>> finalize_queue_;
   int depth_ = 0;
   uint64_t class_epoch_ = 1;
   int64_t steps_ = 0;
@@ -280,6 +311,7 @@ class Interp {
   Value* stack_end_ = nullptr;
   std::shared_ptr<void> graph_state_;
   friend struct ModuleLoader;
+  friend bool defer_finalizer(Object* o);
 };
 
 // Interned dunder and common names, created once per Interp.
@@ -296,13 +328,15 @@ struct Interp::Names {
   X(__or__) X(__ror__) X(__ior__) X(__xor__) X(__rxor__) X(__ixor__) X(__neg__) X(__pos__)              \
   X(__invert__) X(__abs__) X(__getattr__) X(__setattr__) X(__name__) X(__class__) X(__dict__)          \
   X(__doc__) X(__module__) X(__qualname__) X(__file__) X(__index__) X(__int__) X(__float__)             \
-  X(__enter__) X(__new__) X(__format__) X(__bases__) X(__base__) X(args) X(self)
+  X(__enter__) X(__new__) X(__format__) X(__bases__) X(__base__) X(__del__) X(args) X(self)
 #define MSL_DECLARE_NAME(n) Str* n;
   MSL_NAMES(MSL_DECLARE_NAME)
 #undef MSL_DECLARE_NAME
 };
 
-inline const Class::Traits& Interp::traits(Class* c) { return c->traits(class_epoch_, names_->__setattr__); }
+inline const Class::Traits& Interp::traits(Class* c) {
+  return c->traits(class_epoch_, names_->__setattr__, names_->__del__);
+}
 
 // Helpers for native functions: argument checking with Python's messages.
 void check_arity(Interp& I, const char* fname, Args& a, size_t min, size_t max);

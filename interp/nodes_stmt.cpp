@@ -176,6 +176,8 @@ struct Block final : StmtNode {
   Exec exec(Frame& f) override {
     for (auto& s : body) {
       Exec r = s->exec(f);
+      // What the statement released may have a __del__ to run (Interp::run_finalizers).
+      f.I.run_queued_finalizers();
       if (r != Exec::Normal) return r;
     }
     return Exec::Normal;
@@ -332,7 +334,8 @@ struct Try final : StmtNode {
     try {
       r = body->exec(f);
     } catch (MslError& err) {
-      if (handlers.empty()) throw;
+      // A step limit is not the limited code's to catch (Interp::Options).
+      if (handlers.empty() || f.I.step_limit_hit()) throw;
       raised = true;
       r = handle(f, err);
     }
@@ -347,10 +350,11 @@ struct Try final : StmtNode {
       r = run_protected(f);
     } catch (...) {
       // The finally block runs on the way out; if it breaks/returns/continues,
-      // the pending exception is discarded, as in Python.
+      // the pending exception is discarded, as in Python — unless it is a
+      // step limit, which the limited code cannot stop.
       Value saved_ret = f.ret;
       Exec fr = finalbody->exec(f);
-      if (fr != Exec::Normal) return fr;
+      if (fr != Exec::Normal && !f.I.step_limit_hit()) return fr;
       f.ret = saved_ret;
       throw;
     }

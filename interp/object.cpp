@@ -7,6 +7,9 @@
 namespace msl {
 
 void destroy(Object* o) {
+  // An instance with a __del__ is not freed yet: its interpreter runs the
+  // finalizer at its next safe point (gc.h: defer_finalizer).
+  if ((o->kind == Kind::Instance || o->kind == Kind::Exception) && defer_finalizer(o)) return;
   static thread_local int depth = 0;
   static thread_local std::vector<Object*> pending;
   if (depth >= 64) {
@@ -203,13 +206,14 @@ Value* Class::lookup(Str* name) {
   return nullptr;
 }
 
-const Class::Traits& Class::traits(uint64_t epoch, Str* setattr_name) {
+const Class::Traits& Class::traits(uint64_t epoch, Str* setattr_name, Str* del_name) {
   if (traits_epoch_ == epoch) return traits_;
   traits_ = Traits{};
   for (Class* c = this; c; c = c->base.get()) {
     for (auto& [name, v] : c->dict.entries()) {
       if (v.is(Kind::Property)) traits_.has_property = true;
       if (name.get() == setattr_name && !v.is(Kind::Native)) traits_.custom_setattr = true;
+      if (name.get() == del_name) traits_.has_del = true;
     }
   }
   traits_epoch_ = epoch;

@@ -263,6 +263,9 @@ struct Class : Object {
   // through their `__new__` native in dict.
   Kind instance_kind = Kind::Instance;
   bool is_builtin = false;
+  // Interp::serial() of the interpreter that made it (0: none), so that an
+  // instance's __del__ only ever runs in that interpreter.
+  uint64_t interp_serial = 0;
 
   // Looks `name` up in this class and its bases. Null when absent.
   Value* lookup(Str* name);
@@ -273,8 +276,9 @@ struct Class : Object {
   struct Traits {
     bool has_property = false;     // some Property in the MRO
     bool custom_setattr = false;   // a user-defined __setattr__
+    bool has_del = false;          // a __del__ (instances are finalized: Interp::run_finalizers)
   };
-  const Traits& traits(uint64_t epoch, Str* setattr_name);
+  const Traits& traits(uint64_t epoch, Str* setattr_name, Str* del_name);
   Traits traits_;
   uint64_t traits_epoch_ = 0;
   bool is_subclass_of(const Class* other) const {
@@ -290,6 +294,7 @@ struct Instance : Object {
   explicit Instance(Ref<Class> c, Kind k = Kind::Instance) : Object(k), cls(std::move(c)) {}
   Ref<Class> cls;
   AttrMap attrs;
+  bool finalized = false;  // its __del__ was queued once: never again, even if it is resurrected
   void traverse(GcVisitor& v) override;
   void gc_clear() override;
 };

@@ -198,7 +198,13 @@ struct Config {
   std::vector<std::string> module_path;  // folders searched by `import` (like MSL_PATH)
   std::string stdlib_dir;                // empty: the standard library of this build
   int recursion_limit = 1000;            // nested MSL calls before RecursionError
-  int64_t step_limit = 0;                // > 0: RuntimeError after this many loop iterations + calls
+  // > 0: after this many loop iterations + calls (counted over the VM's
+  // calls until the limit is hit, then from 0 again), the running call fails
+  // with RuntimeError "step limit exceeded". The limited code cannot stop
+  // that: no `except` clause matches it (`except BaseException:` neither),
+  // a `finally` block may start but cannot end it with return, break or
+  // continue, and every further step raises it again until it reaches the host.
+  int64_t step_limit = 0;
 };
 
 class VM {

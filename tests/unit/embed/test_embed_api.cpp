@@ -1,8 +1,8 @@
 // Unit tests of the embedding API (include/msl/msl.h): every entry point,
 // value conversion in both directions, native functions and their error
 // mapping, the error callback's content, sys.exit, interrupts from another
-// thread, independence of two VMs. Only the public header is used, as a host
-// would.
+// thread, the step limit, independence of two VMs. Only the public header is
+// used, as a host would.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <msl/msl.h>
@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -580,6 +581,112 @@ TEST_CASE("interrupt() from another thread stops a running loop with KeyboardInt
   h.vm.interrupt();
   CHECK(h.eval("3").as_int() == 3);
   h.ok("for k in range(1000):\n    pass\n");
+}
+
+// ------------------------------------------------------------------- limits
+
+TEST_CASE("step_limit: the limited code cannot catch the error or swallow it in finally") {
+  Config c;
+  c.step_limit = 10'000;
+  Host h(c);
+  // Each script would end normally if it could stop the error even once:
+  // the loops around the handlers are bounded, so a regression fails the
+  // test instead of hanging it.
+  const char* scripts[] = {
+      // except clauses of every breadth, retried as an endless catch loop would
+      "n = 0\n"
+      "while n < 100:\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    except RuntimeError:\n"
+      "        n += 1\n",
+      "n = 0\n"
+      "while n < 100:\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    except BaseException:\n"
+      "        n += 1\n",
+      "n = 0\n"
+      "while n < 100:\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    except:\n"
+      "        n += 1\n",
+      // a handler around the handler
+      "try:\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    except Exception as e:\n"
+      "        raise ValueError('x')\n"
+      "except ValueError:\n"
+      "    pass\n",
+      // a handler that tries again, deeper
+      "def r(k):\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    except BaseException:\n"
+      "        if k < 100:\n"
+      "            r(k + 1)\n"
+      "r(0)\n",
+      // finally blocks that return, break or continue
+      "def f():\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    finally:\n"
+      "        return 'swallowed'\n"
+      "f()\n",
+      "for i in range(100):\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    finally:\n"
+      "        continue\n",
+      "for i in range(100):\n"
+      "    try:\n"
+      "        while True:\n"
+      "            pass\n"
+      "    finally:\n"
+      "        break\n",
+  };
+  for (const char* src : scripts) {
+    INFO("source: " << std::string(src));
+    h.errors.clear();
+    auto start = std::chrono::steady_clock::now();
+    Result r = h.vm.run(src, "limited.msl");
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(r.status == Status::RuntimeError);
+    REQUIRE(!h.errors.empty());
+    CHECK(h.last().type == "RuntimeError");
+    CHECK(h.last().message == "step limit exceeded");
+    CHECK(seconds < 10.0);
+    // The next call starts a new count.
+    h.ok("for k in range(5000):\n    pass\n");
+  }
+
+  // A finally block starts (a plain assignment is no step), but cannot stop
+  // the error.
+  Result r = h.vm.run("done = False\ntry:\n    while True:\n        pass\nfinally:\n    done = True\n");
+  CHECK(r.status == Status::RuntimeError);
+  CHECK(h.vm.get_global("done")->as_bool());
+
+  // A native function whose nested call hit the limit cannot resume the
+  // limited code either: its next step fails.
+  h.vm.define_function("spin_nested", [&](std::span<const Value>) {
+    Result inner = h.vm.run("while True:\n    pass\n");
+    return Value(inner.status == Status::RuntimeError);
+  });
+  r = h.vm.run("stopped = spin_nested()\nafter = 0\nfor i in range(100):\n    after += 1\n");
+  CHECK(r.status == Status::RuntimeError);
+  CHECK(h.last().message == "step limit exceeded");
+  CHECK(h.vm.get_global("stopped")->as_bool());
+  CHECK(h.vm.get_global("after")->as_int() == 0);
+  h.ok("for k in range(5000):\n    pass\n");
 }
 
 TEST_CASE("a VM may be used from another thread than the one that created it") {

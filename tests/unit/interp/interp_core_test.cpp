@@ -176,6 +176,27 @@ TEST_CASE("recursion limit and C stack exhaustion are RecursionError") {
   CHECK((deep.out == "True\n" || last_line(deep.err).rfind("RecursionError", 0) == 0));
 }
 
+TEST_CASE("an exception raised in __del__ is printed as ignored, and the program goes on") {
+  std::string err;
+  Interp::Options opts;
+  opts.write_stderr = [&err](std::string_view s) { err += s; };
+  Run r = run(
+      "class A:\n"
+      "    def __del__(self):\n"
+      "        print('del')\n"
+      "        raise ValueError('boom')\n"
+      "a = A()\n"
+      "del a\n"
+      "print('after')\n",
+      opts);
+  CHECK(r.out == "del\nafter\n");
+  CHECK(r.exc.is_none());
+  // CPython: "Exception ignored in: <function A.__del__ at 0x7f...>", then the traceback.
+  CHECK_MESSAGE(err.rfind("Exception ignored in: <function A.__del__ at 0x", 0) == 0, err);
+  CHECK_MESSAGE(err.find(">\nTraceback (most recent call last):\n  t.msl:4:9 in A.__del__\n") != std::string::npos, err);
+  CHECK(last_line(err) == "ValueError: boom");
+}
+
 TEST_CASE("step limit stops runaway loops") {
   Interp::Options opts;
   opts.step_limit = 1000;
