@@ -185,6 +185,8 @@ RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const 
     throw ExecError(std::string("ValueError: ") + e.what(), loc_str(site));
   } catch (const kernels::IndexError& e) {
     throw ExecError(std::string("IndexError: ") + e.what(), loc_str(site));
+  } catch (const kernels::ZeroDivisionError& e) {
+    throw ExecError(std::string("ZeroDivisionError: ") + e.what(), loc_str(site));
   } catch (const kernels::KernelError& e) {
     throw ExecError(e.what(), loc_str(site));
   }

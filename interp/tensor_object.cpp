@@ -88,6 +88,8 @@ void raise_current_kernel_error(Interp& I) {
     raise_value_error(I, e.what());
   } catch (const kernels::IndexError& e) {
     raise_exc(I, "IndexError", e.what());
+  } catch (const kernels::ZeroDivisionError& e) {
+    raise_exc(I, "ZeroDivisionError", e.what());
   } catch (const kernels::KernelError& e) {
     raise_exc(I, "RuntimeError", e.what());
   } catch (const std::bad_alloc&) {

@@ -5,9 +5,10 @@
 // (PyTorch, MindSpore); comparisons and logical ops give Bool, comparing in
 // the promoted dtype; on two Bools add/mul/maximum/minimum are or/and/or/and
 // (NumPy) while sub, floordiv, mod and pow reject Bool. Integer floordiv/mod
-// by zero and integer pow with a negative exponent raise ValueError: the
-// divisor (exponent) is scanned before anything is computed, because a trap
-// in the loop would kill the process and NumPy's silent 0 hides bugs.
+// by zero raises ZeroDivisionError (as Python's ints) and integer pow with a
+// negative exponent ValueError: the divisor (exponent) is scanned before
+// anything is computed, because a trap in the loop would kill the process
+// and NumPy's silent 0 hides bugs.
 #include <fmt/format.h>
 
 #include "kernels/elementwise.h"
@@ -96,7 +97,7 @@ void run_binary(const KernelArgs& a, BOp op) {
   const bool int_compute = !is_floating(ct) && ct != DType::Bool;
   if (out.numel() > 0 && int_compute) {
     if ((op == BOp::FloorDiv || op == BOp::Mod) && any_element(y, [](int64_t v) { return v == 0; }))
-      throw ValueError(
+      throw ZeroDivisionError(
           fmt::format("{}: integer {} by zero", prim_name(a.prim), op == BOp::Mod ? "modulo" : "division"));
     if (op == BOp::Pow && any_element(y, [](int64_t v) { return v < 0; }))
       throw ValueError("pow: integers to negative integer powers are not allowed");

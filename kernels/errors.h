@@ -2,7 +2,8 @@
 //
 // kernels/ knows nothing of the interpreter: it throws these C++ exceptions,
 // and the MSL binding turns them into the MSL exceptions of the same names
-// (ShapeError, TypeError, ValueError) at the line of the MSL call. Inference
+// (ShapeError, TypeError, ValueError, ZeroDivisionError) at the line of the
+// MSL call. Inference
 // runs before any output is allocated, so a mismatch computes nothing.
 #pragma once
 
@@ -28,6 +29,11 @@ struct ValueError : KernelError {
 };
 // An index out of range (gather, one_hot with bad indices is not an error).
 struct IndexError : KernelError {
+  using KernelError::KernelError;
+};
+// Integer floordiv/mod by zero: "floordiv: integer division by zero"
+// (ZeroDivisionError in MSL, as Python's int division).
+struct ZeroDivisionError : KernelError {
   using KernelError::KernelError;
 };
 
