@@ -2,7 +2,27 @@
 
 namespace msl {
 
+namespace {
+
+// "\r\n" and a lone "\r" become "\n", as Python reads source (universal
+// newlines), string literals included; columns do not change, since the
+// removed "\r"s end lines.
+void to_universal_newlines(std::string& text) {
+  size_t out = text.find('\r');
+  if (out == std::string::npos) return;
+  for (size_t i = out; i < text.size(); ++i) {
+    if (text[i] != '\r')
+      text[out++] = text[i];
+    else if (i + 1 >= text.size() || text[i + 1] != '\n')
+      text[out++] = '\n';
+  }
+  text.resize(out);
+}
+
+}  // namespace
+
 SourceFile::SourceFile(std::string name, std::string text) : name_(std::move(name)), text_(std::move(text)) {
+  to_universal_newlines(text_);
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
     if (text_[i] == '\n') line_starts_.push_back(i + 1);

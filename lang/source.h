@@ -31,7 +31,8 @@ struct Span {
 
 // One loaded source text: a file, a `-c` snippet, a REPL entry or an
 // embedding call. Shared by every AST node and compiled function made from it,
-// so it lives as long as any of them.
+// so it lives as long as any of them. Line endings are Python's universal
+// newlines: "\r\n" and a lone "\r" are stored as "\n".
 class SourceFile {
  public:
   SourceFile(std::string name, std::string text);
