@@ -154,8 +154,10 @@ kernels::Tensor tensor_from_bytes(kernels::DType dtype, const kernels::Dims& sha
 // Int16 data (a dtype MSL lacks) widened to an Int32 tensor.
 kernels::Tensor int16_tensor_from_bytes(const kernels::Dims& shape, std::string_view data);
 // numel * itemsize for `dims`, or false when a dimension is negative, there
-// are more than kMaxDims of them, or the size overflows.
-bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& out);
+// are more than kMaxDims of them, or the size overflows; `why` then says
+// which ("dimension 2 is -3", "9 dimensions, more than MSL's 8",
+// "its size, 4 x 1099511627776 x 1099511627776 bytes, overflows 64 bits").
+bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& out, std::string* why = nullptr);
 bool valid_utf8(std::string_view s);
 
 // ------------------------------------------------------------------- JSON

@@ -72,8 +72,9 @@ NamedTensor convert_value(const Checkpoint::Value& v, const std::string& path) {
   const std::string& content = tp.tensor_content();
   if (dims.size() == 1 && dims[0] == 0 && content.size() == itemsize) dims.clear();  // MindSpore's 0-d
   uint64_t want = 0;
-  if (!byte_size_of(dims, itemsize, want))
-    throw FormatError(fmt::format("{}: parameter '{}' has an invalid shape {}", path, name, shape_str(dims)));
+  std::string why;
+  if (!byte_size_of(dims, itemsize, want, &why))
+    throw FormatError(fmt::format("{}: parameter '{}' has an invalid shape {}: {}", path, name, shape_str(dims), why));
   if (want != content.size())
     throw FormatError(fmt::format("{}: parameter '{}' ({} of shape {}) needs {} bytes of data, the file has {}", path,
                                   name, type, shape_str(dims), want, content.size()));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -316,13 +317,20 @@ std::string tensor_bytes(const Tensor& t) {
   return out;
 }
 
-bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& out) {
-  if (dims.size() > static_cast<size_t>(kernels::kMaxDims)) return false;
+bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& out, std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (dims.size() > static_cast<size_t>(kernels::kMaxDims))
+    return fail(fmt::format("{} dimensions, more than MSL's {}", dims.size(), kernels::kMaxDims));
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] < 0) return fail(fmt::format("dimension {} is {}", i, dims[i]));
   uint64_t n = itemsize;
-  for (int64_t d : dims) {
-    if (d < 0) return false;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
-  }
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) n = 0;  // empty, however large the rest
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+      return fail(fmt::format("its size, {} x {} bytes, overflows 64 bits", itemsize, fmt::join(dims, " x ")));
   // Beyond 2^40 elements the tensor constructor refuses anyway; the file
   // length check catches every real case long before.
   out = n;

@@ -111,7 +111,11 @@ class HeaderReader {
     e.end = non_negative_int(offs.items[1], fmt::format("data_offsets of '{}'", name));
     if (e.end < e.begin) fail(offs.offset, fmt::format("data_offsets of '{}' end before they begin", name));
     uint64_t want = 0;
-    if (!byte_size_of(e.shape, e.dtype->itemsize, want) || want != e.end - e.begin)
+    std::string why;
+    if (!byte_size_of(e.shape, e.dtype->itemsize, want, &why))
+      fail(shape.offset,
+           fmt::format("tensor '{}' ({} of shape [{}]): {}", name, e.dtype->name, fmt::join(e.shape, ", "), why));
+    if (want != e.end - e.begin)
       fail(offs.offset,
            fmt::format("tensor '{}' ({} of shape [{}]) needs {} bytes but data_offsets [{}, {}] cover {}", name,
                        e.dtype->name, fmt::join(e.shape, ", "), want, e.begin, e.end, e.end - e.begin));

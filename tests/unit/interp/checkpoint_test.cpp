@@ -184,9 +184,16 @@ TEST_CASE("byte_size_of rejects negative, overflowing and too many dims") {
   CHECK(n == 24);
   CHECK(byte_size_of({}, 8, n));
   CHECK(n == 8);
-  CHECK(!byte_size_of({-1}, 4, n));
-  CHECK(!byte_size_of({int64_t(1) << 40, int64_t(1) << 40}, 4, n));
-  CHECK(!byte_size_of({1, 1, 1, 1, 1, 1, 1, 1, 1}, 4, n));
+  std::string why;
+  CHECK(!byte_size_of({3, -1}, 4, n, &why));
+  CHECK(why == "dimension 1 is -1");
+  CHECK(!byte_size_of({int64_t(1) << 40, int64_t(1) << 40}, 4, n, &why));
+  CHECK(why == "its size, 4 x 1099511627776 x 1099511627776 bytes, overflows 64 bits");
+  CHECK(!byte_size_of({1, 1, 1, 1, 1, 1, 1, 1, 1}, 4, n, &why));
+  CHECK(why == "9 dimensions, more than MSL's 8");
+  // An empty tensor has no bytes, however large its other dimensions.
+  CHECK(byte_size_of({int64_t(1) << 40, int64_t(1) << 40, 0}, 4, n));
+  CHECK(n == 0);
   CHECK(valid_utf8("a\xc3\xa9"));
   CHECK(!valid_utf8("\xc0\xaf"));      // overlong '/'
   CHECK(!valid_utf8("\xed\xa0\x80"));  // surrogate
