@@ -184,10 +184,30 @@ void def_property(Interp& I, Class* c, const char* name, NativeFn get, NativeFn 
 
 // ---------------------------------------------------------- construction
 
+// Tensor(shape=, dtype=, init=): MindSpore's delayed initialization,
+// done at once here (init_data() then returns the tensor itself): the
+// values of msl.common.initializer.initializer(init, shape, dtype).
+Value initialized_tensor(Interp& I, const Value& shape, const Value& dtype, const Value& init) {
+  if (!given_not_none(shape) || !given_not_none(init))
+    raise_value_error(I, "For 'Tensor', 'shape' and 'init' must both be given when 'input_data' is None");
+  Ref<Module> m = I.import_module("msl.common.initializer", nullptr);
+  Value make = m->get(I.intern("initializer"));
+  Value args[3] = {init, shape, given(dtype) ? dtype : Value::none()};
+  Value t = I.call(make, std::span<Value>(args));
+  if (!is_tensor(t)) raise_type_error(I, "Tensor: initializer() did not make a tensor");
+  return t;
+}
+
 Value tensor_new(Interp& I, Args& a, Object*) {
-  Value v[2];
+  Value v[4];
   Args rest = method_args(a);
-  bind_args(I, "Tensor", rest, {"input_data", "dtype"}, 0, v);
+  bind_args(I, "Tensor", rest, {"input_data", "dtype", "shape", "init"}, 0, v);
+  if (!given_not_none(v[0]) && (given_not_none(v[2]) || given_not_none(v[3]))) {
+    Value t = initialized_tensor(I, v[2], v[1], v[3]);
+    return wrap_tensor(static_cast<TensorClass*>(a.pos[0].as<Class>())->tensor_cls, kernels::Tensor(tensor_of(t)));
+  }
+  if (given_not_none(v[2]) || given_not_none(v[3]))
+    raise_value_error(I, "For 'Tensor', 'shape' and 'init' are only for a Tensor without 'input_data'");
   if (!given_not_none(v[0])) raise_value_error(I, "Tensor: input_data must be given");
   DType d;
   const DType* dp = nullptr;
@@ -197,6 +217,13 @@ Value tensor_new(Interp& I, Args& a, Object*) {
   }
   Tensor t = tensor_from_value(I, v[0], dp, "Tensor");
   return wrap_tensor(static_cast<TensorClass*>(a.pos[0].as<Class>())->tensor_cls, std::move(t));
+}
+
+// Tensor.init_data(): the tensor, whose values Tensor(shape=, init=)
+// already made.
+Value m_init_data(Interp& I, Args& a, Object*) {
+  if (a.pos.empty() || !is_tensor(a.pos[0])) raise_type_error(I, "init_data() needs a Tensor");
+  return a.pos[0];
 }
 
 Value param_new(Interp& I, Args& a, Object*) {
@@ -518,6 +545,7 @@ void init_tensor_methods(Interp& I, TensorClass* t, TensorClass* p) {
   def_property(I, p, "name", prop_name, prop_set_name);
   def_property(I, p, "requires_grad", prop_requires_grad, prop_set_requires_grad);
   I.def_method(t, "astype", m_astype);
+  I.def_method(t, "init_data", m_init_data);
   I.def_method(t, "reshape", m_reshape);
   I.def_method(t, "transpose", m_transpose);
   I.def_method(t, "sum", m_reduce<Prim::reduce_sum>);
