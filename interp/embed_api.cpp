@@ -28,10 +28,7 @@
 
 #include "interp/format.h"
 #include "interp/interp.h"
-
-#ifndef MSL_STDLIB_DIR
-#define MSL_STDLIB_DIR ""
-#endif
+#include "interp/stdlib_location.h"
 
 namespace msl::embed {
 
@@ -179,7 +176,7 @@ struct VM::Impl {
     o.step_limit = config.step_limit;
     o.argv = config.argv;
     o.module_path = config.module_path;
-    o.stdlib_dir = config.stdlib_dir.empty() ? std::string(MSL_STDLIB_DIR) : config.stdlib_dir;
+    o.stdlib_dir = config.stdlib_dir.empty() ? msl::default_stdlib_dir() : config.stdlib_dir;
     interp = std::make_unique<msl::Interp>(std::move(o));
     thread = thread_token();  // the constructor anchored the stack guard here
   }

@@ -23,6 +23,7 @@
 #include "jit/passes/pipeline.h"
 #include "interp/repl.h"
 #include "interp/sigint.h"
+#include "interp/stdlib_location.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/dump.h"
@@ -208,7 +209,7 @@ int run_job(const CommandLine& cl) {
   opts.stderr_fd = STDERR_FILENO;
   opts.module_path = split_path(std::getenv("MSL_PATH"));
   const char* stdlib = std::getenv("MSL_STDLIB");
-  opts.stdlib_dir = stdlib ? stdlib : MSL_STDLIB_DIR;
+  opts.stdlib_dir = stdlib ? std::string(stdlib) : msl::default_stdlib_dir();
   opts.graph_mode = cl.mode;
   opts.save_graphs_dir = cl.save_graphs;
   opts.print_after = cl.print_after;

@@ -196,8 +196,10 @@ struct Config {
   std::function<void(const ErrorInfo&)> on_error;
   std::vector<std::string> argv;         // sys.argv
   std::vector<std::string> module_path;  // folders searched by `import` (like MSL_PATH)
-  std::string stdlib_dir;                // empty: the standard library of this build
-  int recursion_limit = 1000;            // nested MSL calls before RecursionError
+  // The standard library's folder. Empty: share/msl/stdlib beside the
+  // installed libmsl.so (or executable), else the build's source tree.
+  std::string stdlib_dir;
+  int recursion_limit = 1000;  // nested MSL calls before RecursionError
   // > 0: after this many loop iterations + calls (counted over the VM's
   // calls until the limit is hit, then from 0 again), the running call fails
   // with RuntimeError "step limit exceeded". The limited code cannot stop
