@@ -22,7 +22,8 @@
 //     their file. Anything else (a file, an iterator, a set, an unknown
 //     native object) makes the fingerprint fail: such a callable is simply
 //     not cached on disk.
-//   * the key adds the format version, the executable's size and mtime, a
+//   * the key adds the format version, the size and mtime of the file
+//     holding the code (the executable, or libmsl.so in a host program), a
 //     stamp (names, sizes, mtimes) of the standard library's files, the
 //     target CPU, the mode, whether kernels are being dumped, the argument
 //     signature and the argument count.
