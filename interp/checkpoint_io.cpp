@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "interp/checkpoint.h"
+#include "interp/regular_file.h"
 
 namespace msl::checkpoint {
 
@@ -65,14 +66,6 @@ bool is_temp_name(std::string_view name, std::string_view base = {}) {
   size_t mark = name.size() - kTempRandom - kTempMark.size();
   if (name.substr(mark, kTempMark.size()) != kTempMark) return false;
   return base.empty() || name.substr(1, mark - 1) == base;
-}
-
-const char* file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
 }
 
 // Removes the temporary files of earlier writes of `path` whose writers are
@@ -127,24 +120,12 @@ void write_checkpoint(const std::string& path, const std::vector<NamedTensor>& t
 // ------------------------------------------------------------------ files
 
 InputFile::InputFile(const std::string& path) : path_(path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-  // writer, uninterruptibly as far as the user can tell. It has no effect on
-  // the regular files that pass the check below.
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) throw_errno(errno, path);
-  struct stat st;
-  if (::fstat(fd_, &st) != 0) {
-    int err = errno;
-    ::close(fd_);
-    throw_errno(err, path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    if (S_ISDIR(st.st_mode)) throw_errno(EISDIR, path);
-    throw FormatError(
-        fmt::format("{}: not a regular file ({}); a checkpoint must be a regular file", path, file_kind(st.st_mode)));
-  }
-  size_ = static_cast<uint64_t>(st.st_size);
+  RegularFile f = open_regular_file(path);
+  if (f.fd < 0 && f.error) throw_errno(f.error, path);
+  if (f.fd < 0)
+    throw FormatError(fmt::format("{}: not a regular file ({}); a checkpoint must be a regular file", path, f.kind));
+  fd_ = f.fd;
+  size_ = f.size;
 }
 
 InputFile::~InputFile() {
@@ -152,21 +133,14 @@ InputFile::~InputFile() {
 }
 
 void InputFile::read_at(uint64_t offset, void* out, size_t n) const {
-  auto* p = static_cast<char*>(out);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw_errno(errno, path_);
-    }
-    if (r == 0)
-      throw FormatError(
-          fmt::format("{}: the file ended at byte offset {} while reading it (it shrank while being "
-                      "read?)",
-                      path_, offset + done));
-    done += static_cast<size_t>(r);
-  }
+  int error = 0;
+  size_t got = pread_fully(fd_, offset, out, n, error);
+  if (error) throw_errno(error, path_);
+  if (got < n)
+    throw FormatError(
+        fmt::format("{}: the file ended at byte offset {} while reading it (it shrank while being "
+                    "read?)",
+                    path_, offset + got));
 }
 
 std::string InputFile::read_string(uint64_t offset, size_t n) const {

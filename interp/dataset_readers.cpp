@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "interp/dataset_core.h"
+#include "interp/regular_file.h"
 
 namespace msl::dataset {
 
@@ -28,35 +29,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
-}
-
 // A data set file open for reading: a regular one, or DatasetError.
 class DataFile {
  public:
   explicit DataFile(const std::string& path) : path_(path) {
-    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
-    // the check below could refuse it. Regular files ignore the flag.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd_ < 0) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    struct stat st;
-    if (::fstat(fd_, &st) != 0) {
-      int err = errno;
-      ::close(fd_);
-      throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(err)));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      if (S_ISDIR(st.st_mode)) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(EISDIR)));
-      throw DatasetError(fmt::format("'{}': not a regular file ({}); a data set file must be a regular file", path,
-                                     file_kind(st.st_mode)));
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
+    RegularFile f = open_regular_file(path);
+    if (f.fd < 0 && f.error) throw DatasetError(fmt::format("cannot open '{}': {}", path, std::strerror(f.error)));
+    if (f.fd < 0)
+      throw DatasetError(
+          fmt::format("'{}': not a regular file ({}); a data set file must be a regular file", path, f.kind));
+    fd_ = f.fd;
+    size_ = f.size;
   }
   ~DataFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -69,15 +52,10 @@ class DataFile {
   int release() { return std::exchange(fd_, -1); }
   // Reads exactly n bytes from the start.
   void read(void* dst, size_t n) {
-    auto* p = static_cast<char*>(dst);
-    size_t got = 0;
-    while (got < n) {
-      ssize_t r = ::pread(fd_, p + got, n - got, static_cast<off_t>(got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw DatasetError(fmt::format("'{}': read error at byte {}: {}", path_, got, std::strerror(errno)));
-      if (r == 0) throw DatasetError(fmt::format("'{}': the file ended at byte {} while reading it", path_, got));
-      got += static_cast<size_t>(r);
-    }
+    int error = 0;
+    size_t got = pread_fully(fd_, 0, dst, n, error);
+    if (error) throw DatasetError(fmt::format("'{}': read error at byte {}: {}", path_, got, std::strerror(error)));
+    if (got < n) throw DatasetError(fmt::format("'{}': the file ended at byte {} while reading it", path_, got));
   }
 
  private:
