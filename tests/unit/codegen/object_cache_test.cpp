@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../temp_dir.h"
 #include "jit/codegen/elementwise_jit.h"
 #include "jit/codegen/object_cache.h"
 
@@ -31,21 +32,9 @@ extern char** environ;
 using namespace msl::jit::codegen;
 namespace fs = std::filesystem;
 
-namespace {
+using msl::test::TempDir;
 
-// A fresh directory, removed with its contents at the end of the scope.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "msl_object_cache_XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+namespace {
 
 // Sets (or with nullptr unsets) an environment variable for the scope.
 struct ScopedEnv {

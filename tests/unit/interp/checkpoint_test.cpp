@@ -6,6 +6,7 @@
 // layer's refusal of non-regular files and of huge sparse files before
 // reading them, and its clean-up of temporary files. The script tests in
 // tests/ops/checkpoint/ cover the MSL API and the files' exact bytes.
+#include "../temp_dir.h"
 #include "interp/checkpoint.h"
 
 #include <doctest/doctest.h>
@@ -26,6 +27,8 @@
 using namespace msl::checkpoint;
 using msl::kernels::DType;
 using msl::kernels::Tensor;
+
+using msl::test::TempDir;
 
 namespace {
 
@@ -140,10 +143,11 @@ TEST_CASE("every truncation of a safetensors file is a FormatError") {
   }
 }
 
-TEST_CASE("truncations of a .ckpt fail except between parameters") {
-  auto tensors = sample_tensors();
-  std::string bytes = serialize_ckpt(tensors);
-  // The byte lengths of the files holding the first k parameters.
+// Every prefix of `bytes`, a .ckpt of `tensors` (with or without a CRC),
+// fails to parse, except the files of the first k parameters, which the
+// format cannot tell from a cut.
+static void check_cuts_fail_except_between_parameters(const std::vector<NamedTensor>& tensors,
+                                                      const std::string& bytes) {
   std::vector<size_t> boundaries;
   for (size_t k = 0; k <= tensors.size(); ++k)
     boundaries.push_back(serialize_ckpt({tensors.begin(), tensors.begin() + static_cast<long>(k)}).size());
@@ -152,6 +156,11 @@ TEST_CASE("truncations of a .ckpt fail except between parameters") {
     bool boundary = std::find(boundaries.begin(), boundaries.end(), n) != boundaries.end();
     CHECK(parses(parse_ckpt, std::string_view(bytes).substr(0, n)) == boundary);
   }
+}
+
+TEST_CASE("truncations of a .ckpt fail except between parameters") {
+  auto tensors = sample_tensors();
+  check_cuts_fail_except_between_parameters(tensors, serialize_ckpt(tensors));
 }
 
 TEST_CASE("corrupted files parse or fail cleanly") {
@@ -230,32 +239,12 @@ TEST_CASE("a CRC round-trips, is verified, and every cut but record boundaries f
       }
     }
   }
-  std::string bytes = serialize_ckpt(tensors, true);
-  std::vector<size_t> boundaries;
-  for (size_t k = 0; k <= tensors.size(); ++k)
-    boundaries.push_back(serialize_ckpt({tensors.begin(), tensors.begin() + static_cast<long>(k)}).size());
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    CAPTURE(n);
-    bool boundary = std::find(boundaries.begin(), boundaries.end(), n) != boundaries.end();
-    CHECK(parses(parse_ckpt, std::string_view(bytes).substr(0, n)) == boundary);
-  }
+  check_cuts_fail_except_between_parameters(tensors, serialize_ckpt(tensors, true));
 }
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh folder, removed with its content at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "msl_ckpt_unit_XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const char* name) const { return (path / name).string(); }
-};
 
 std::string read_error(const std::string& path) {
   try {

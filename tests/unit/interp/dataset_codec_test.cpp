@@ -18,6 +18,7 @@
 #include <iterator>
 #include <string>
 
+#include "../temp_dir.h"
 #include "interp/dataset_core.h"
 
 using msl::dataset::DatasetError;
@@ -25,20 +26,11 @@ using msl::dataset::decode_image;
 using msl::kernels::DType;
 using msl::kernels::Tensor;
 
+using msl::test::TempDir;
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "msl_codec_unit_XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const char* name) const { return (path / name).string(); }
-};
 
 Tensor bytes_tensor(const std::string& s) {
   Tensor t(DType::UInt8, {static_cast<int64_t>(s.size())});
