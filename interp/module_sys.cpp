@@ -29,15 +29,18 @@ namespace msl {
 
 namespace {
 
+// sys.stdin, sys.stdout or sys.stderr. sys.stdin reads lines of the
+// process's standard input (C's stdin, shared with input()), or nothing when
+// there is no descriptor behind it.
 struct StdStream final : NativeData {
-  StdStream(Ref<Class> c, bool err) : NativeData(std::move(c)), is_stderr(err) {}
-  bool is_stderr;
-};
-
-// sys.stdin: lines of the process's standard input (C's stdin, shared with
-// input()), or nothing when there is no descriptor behind it.
-struct StdinStream final : NativeData {
-  explicit StdinStream(Ref<Class> c) : NativeData(std::move(c)) {}
+  enum class Which { In, Out, Err };
+  StdStream(Ref<Class> c, Which w) : NativeData(std::move(c)), which(w) {}
+  Which which;
+  bool is_stderr() const { return which == Which::Err; }
+  const char* label() const { return which == Which::In ? "stdin" : is_stderr() ? "stderr" : "stdout"; }
+  int fd(const Interp::Options& o) const {
+    return which == Which::In ? o.stdin_fd : is_stderr() ? o.stderr_fd : o.stdout_fd;
+  }
 };
 
 // isatty(3) of a stream's descriptor; -1 (no descriptor) is not a terminal.
@@ -56,7 +59,7 @@ Value stream_write(Interp& I, Args& a, Object*) {
   bind_positional(I, "write", rest, 1, 1, v);
   if (!v[0].is(Kind::Str)) raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(v[0])));
   const std::string& text = v[0].as<Str>()->s;
-  if (s->is_stderr)
+  if (s->is_stderr())
     I.write_err(text);
   else
     I.write_out(text);
@@ -73,7 +76,7 @@ Value stream_writelines(Interp& I, Args& a, Object*) {
   while (I.next(it, line)) {
     if (!line.is(Kind::Str))
       raise_type_error(I, fmt::format("write() argument must be str, not {}", I.type_name(line)));
-    if (s->is_stderr)
+    if (s->is_stderr())
       I.write_err(line.as<Str>()->s);
     else
       I.write_out(line.as<Str>()->s);
@@ -83,23 +86,22 @@ Value stream_writelines(Interp& I, Args& a, Object*) {
 
 Value stream_flush(Interp& I, Args& a, Object*) {
   // stderr is unbuffered (the host's write_stderr writes at once).
-  if (!self_stream(I, a, "flush")->is_stderr) I.flush_out();
+  if (!self_stream(I, a, "flush")->is_stderr()) I.flush_out();
   return Value();
 }
 
 Value stream_isatty(Interp& I, Args& a, Object*) {
-  const Interp::Options& o = I.options();
-  return Value::boolean(fd_is_terminal(self_stream(I, a, "isatty")->is_stderr ? o.stderr_fd : o.stdout_fd));
+  return Value::boolean(fd_is_terminal(self_stream(I, a, "isatty")->fd(I.options())));
 }
 
 Value stream_repr(Interp& I, Args& a, Object*) {
   StdStream* s = self_stream(I, a, "__repr__");
-  return str_value(
-      fmt::format("<_io.TextIOWrapper name='<{}>' mode='w' encoding='utf-8'>", s->is_stderr ? "stderr" : "stdout"));
+  return str_value(fmt::format("<_io.TextIOWrapper name='<{}>' mode='{}' encoding='utf-8'>", s->label(),
+                               s->which == StdStream::Which::In ? 'r' : 'w'));
 }
 
 Value stream_name(Interp& I, Args& a, Object*) {
-  return str_value(self_stream(I, a, "name")->is_stderr ? "<stderr>" : "<stdout>");
+  return str_value(fmt::format("<{}>", self_stream(I, a, "name")->label()));
 }
 
 Value stream_encoding(Interp& I, Args& a, Object*) {
@@ -114,10 +116,11 @@ Value stream_closed(Interp& I, Args& a, Object*) {
 
 // ------------------------------------------------------------- sys.stdin
 
-StdinStream* self_stdin(Interp& I, Args& a, const char* method) {
-  if (a.pos.empty() || !a.pos[0].is(Kind::NativeData) || !dynamic_cast<StdinStream*>(a.pos[0].obj()))
+StdStream* self_stdin(Interp& I, Args& a, const char* method) {
+  auto* s = a.pos.empty() || !a.pos[0].is(Kind::NativeData) ? nullptr : dynamic_cast<StdStream*>(a.pos[0].obj());
+  if (!s || s->which != StdStream::Which::In)
     raise_type_error(I, fmt::format("descriptor '{}' requires the standard input stream", method));
-  return static_cast<StdinStream*>(a.pos[0].obj());
+  return s;
 }
 
 // One line with its "\n" (none on a last line that lacks it); "" at the end.
@@ -164,31 +167,6 @@ Value stdin_next(Interp& I, Args& a, Object*) {
   std::string line = stdin_line(I);
   if (line.empty()) raise_exc(I, "StopIteration", "");
   return str_value(std::move(line));
-}
-
-Value stdin_isatty(Interp& I, Args& a, Object*) {
-  self_stdin(I, a, "isatty");
-  return Value::boolean(fd_is_terminal(I.options().stdin_fd));
-}
-
-Value stdin_repr(Interp& I, Args& a, Object*) {
-  self_stdin(I, a, "__repr__");
-  return str_value("<_io.TextIOWrapper name='<stdin>' mode='r' encoding='utf-8'>");
-}
-
-Value stdin_name(Interp& I, Args& a, Object*) {
-  self_stdin(I, a, "name");
-  return str_value("<stdin>");
-}
-
-Value stdin_encoding(Interp& I, Args& a, Object*) {
-  self_stdin(I, a, "encoding");
-  return str_value("utf-8");
-}
-
-Value stdin_closed(Interp& I, Args& a, Object*) {
-  self_stdin(I, a, "closed");
-  return Value::boolean(false);
 }
 
 Value sys_exit(Interp& I, Args& a, Object*) {
@@ -252,18 +230,25 @@ void init_module_sys(Interp& I, Module& m) {
     NativeFn fn;
   };
   static const Entry kStreamMethods[] = {
-      {"write", stream_write},   {"writelines", stream_writelines}, {"flush", stream_flush},
-      {"isatty", stream_isatty}, {"__repr__", stream_repr},
+      {"write", stream_write},
+      {"writelines", stream_writelines},
+      {"flush", stream_flush},
+  };
+  // What the three streams share: isatty, repr and the properties.
+  auto def_common = [&](Class* cls) {
+    I.def_method(cls, "isatty", stream_isatty);
+    I.def_method(cls, "__repr__", stream_repr);
+    static const Entry kProps[] = {{"name", stream_name}, {"encoding", stream_encoding}, {"closed", stream_closed}};
+    for (const Entry& e : kProps) {
+      auto p = make<Property>();
+      p->fget = make<Native>(e.name, e.fn).value();
+      cls->dict.set(I.intern(e.name), p.value());
+    }
   };
   for (const Entry& e : kStreamMethods) I.def_method(stream_cls.get(), e.name, e.fn);
-  static const Entry kStreamProps[] = {{"name", stream_name}, {"encoding", stream_encoding}, {"closed", stream_closed}};
-  for (const Entry& e : kStreamProps) {
-    auto p = make<Property>();
-    p->fget = make<Native>(e.name, e.fn).value();
-    stream_cls->dict.set(I.intern(e.name), p.value());
-  }
-  Value out = Value::object(new StdStream(stream_cls, false));
-  Value err = Value::object(new StdStream(stream_cls, true));
+  def_common(stream_cls.get());
+  Value out = Value::object(new StdStream(stream_cls, StdStream::Which::Out));
+  Value err = Value::object(new StdStream(stream_cls, StdStream::Which::Err));
   m.set(I.intern("stdout"), out);
   m.set(I.intern("stderr"), err);
   m.set(I.intern("__stdout__"), out);
@@ -271,17 +256,12 @@ void init_module_sys(Interp& I, Module& m) {
 
   Ref<Class> stdin_cls = I.new_class("TextIOWrapper", I.cls_object.get(), "_io", true);
   static const Entry kStdinMethods[] = {
-      {"read", stdin_read},     {"readline", stdin_readline}, {"readlines", stdin_readlines}, {"__iter__", stdin_iter},
-      {"__next__", stdin_next}, {"isatty", stdin_isatty},     {"__repr__", stdin_repr},
+      {"read", stdin_read},         {"readline", stdin_readline}, {"readlines", stdin_readlines},
+      {"__iter__", stdin_iter},     {"__next__", stdin_next},
   };
   for (const Entry& e : kStdinMethods) I.def_method(stdin_cls.get(), e.name, e.fn);
-  static const Entry kStdinProps[] = {{"name", stdin_name}, {"encoding", stdin_encoding}, {"closed", stdin_closed}};
-  for (const Entry& e : kStdinProps) {
-    auto p = make<Property>();
-    p->fget = make<Native>(e.name, e.fn).value();
-    stdin_cls->dict.set(I.intern(e.name), p.value());
-  }
-  Value in = Value::object(new StdinStream(stdin_cls));
+  def_common(stdin_cls.get());
+  Value in = Value::object(new StdStream(stdin_cls, StdStream::Which::In));
   m.set(I.intern("stdin"), in);
   m.set(I.intern("__stdin__"), in);
 
