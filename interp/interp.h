@@ -328,7 +328,7 @@ struct Interp::Names {
   X(__or__) X(__ror__) X(__ior__) X(__xor__) X(__rxor__) X(__ixor__) X(__neg__) X(__pos__)              \
   X(__invert__) X(__abs__) X(__getattr__) X(__setattr__) X(__name__) X(__class__) X(__dict__)          \
   X(__doc__) X(__module__) X(__qualname__) X(__file__) X(__index__) X(__int__) X(__float__)             \
-  X(__enter__) X(__new__) X(__format__) X(__bases__) X(__base__) X(__del__) X(args) X(self)
+  X(__enter__) X(__new__) X(__format__) X(__bases__) X(__base__) X(__del__) X(__get__) X(args) X(self)
 #define MSL_DECLARE_NAME(n) Str* n;
   MSL_NAMES(MSL_DECLARE_NAME)
 #undef MSL_DECLARE_NAME

@@ -23,7 +23,7 @@ static Value bind_attr(Interp& I, const Value& attr, const Value& self, Class* c
   if (attr.is(Kind::NativeData)) {
     // A native object whose class defines __get__ (a compiled function,
     // msl.jit on a method) binds itself, as Python's descriptors do.
-    if (Value* get = I.cls_of(attr)->lookup(I.intern("__get__"))) {
+    if (Value* get = I.cls_of(attr)->lookup(I.names().__get__)) {
       Value args[3] = {attr, self, Value::object(cls)};
       return I.call(*get, std::span<Value>(args));
     }
