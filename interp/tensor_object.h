@@ -188,6 +188,9 @@ Value tensor_getitem(Interp& I, const Value& self, const Value& key);
 void tensor_setitem(Interp& I, const Value& self, const Value& key, const Value& v);
 // x[key] on a tracer (tensor_index.cpp).
 Value tracer_getitem(Interp& I, const Value& self, const Value& key);
+// The functional x[key] = v of graph mode: x (a tensor or a tracer) with
+// the write applied, as a new value; x itself is left alone.
+Value tensor_setitem_functional(Interp& I, const Value& self, const Value& key, const Value& v);
 
 // Class setup (tensor_methods.cpp, tensor_ops.cpp): defines the methods of
 // Tensor and Parameter.

@@ -199,6 +199,10 @@ Value apply_prim(Interp& I, Prim p, std::span<const Value> inputs, const Attrs& 
   if (is_random(p)) random_in_trace(I, p);
   if (def.kind == PrimKind::InPlace)
     cannot_trace(I, *first, fmt::format("{}() writes into its input in place, which a trace cannot capture", def.name));
+  // nonzero's inferred length is only an upper bound (movement_scatter.cpp).
+  if (p == Prim::nonzero)
+    cannot_trace(I, *first, "nonzero() of a traced tensor has a length that depends on its values, which a trace "
+                            "cannot capture");
 
   DType like = DType::Float32;
   for (const Value& v : inputs)

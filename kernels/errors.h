@@ -7,6 +7,7 @@
 // runs before any output is allocated, so a mismatch computes nothing.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,15 @@ struct ValueError : KernelError {
 // An index out of range (gather, one_hot with bad indices is not an error).
 struct IndexError : KernelError {
   using KernelError::KernelError;
+};
+// An index of an n-d index tensor outside [-size, size) (gather_nd and the
+// scatters): `dim` is the position in the index's last dimension, which the
+// indexing binding maps back to the axis of x the user indexed.
+struct IndexOutOfRange : IndexError {
+  IndexOutOfRange(const char* op, int64_t index, int dim, int64_t size);
+  int64_t index;
+  int dim;
+  int64_t size;
 };
 // Integer floordiv/mod by zero: "floordiv: integer division by zero"
 // (ZeroDivisionError in MSL, as Python's int division).

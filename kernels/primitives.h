@@ -92,6 +92,13 @@ enum class PrimTrait : uint8_t { None, Elementwise, Random };
   X(gather,       2, 1, Compute, "axis:int", None) \
   X(scatter_add,  3, 1, Compute, "axis:int", None) \
   X(one_hot,      1, 1, Compute, "depth:int on_value:float off_value:float axis:int dtype:dtype", None) \
+  /* NumPy-style indexing (movement_scatter.cpp); nonzero's length is data-dependent */ \
+  X(gather_nd,    2, 1, Compute, "", None) \
+  X(tensor_scatter_update, 3, 1, Compute, "", None) \
+  X(tensor_scatter_add, 3, 1, Compute, "", None) \
+  X(nonzero,      1, 1, Compute, "", None) \
+  X(masked_fill,  3, 1, Compute, "", None) \
+  X(strided_slice_update, 2, 1, Compute, "begin:ints end:ints strides:ints", None) \
   /* channel-blocked activations (blocked_layout.h; made by graph mode, no gradient) */ \
   X(to_blocked,   1, 1, Compute, "block:int", None) \
   X(from_blocked, 1, 1, Compute, "", None) \
