@@ -14,10 +14,7 @@
 #include "interp/native_args.h"
 #include "interp/nodes.h"
 #include "interp/tensor_object.h"
-#include "jit/passes/fuse_elementwise.h"
-#include "jit/passes/fuse_epilogue.h"
-#include "jit/passes/layout_choice.h"
-#include "jit/passes/memory_plan.h"
+#include "jit/fused_elementwise.h"
 #include "jit/passes/pipeline.h"
 #include "kernels/activation_block.h"
 #include "kernels/dump.h"
@@ -349,7 +346,6 @@ void GraphCompiler::save(const std::string& name, const std::string& phase, cons
   if (dot) write(base + ".dot", ir::to_dot(g));
 }
 
-namespace {
 // Times the phases of one compilation. Phases of compilations nested in it
 // (a gradient function compiled while lowering) are recorded by those and
 // left out of the enclosing phase.
@@ -367,6 +363,7 @@ struct PhaseClock {
   }
 };
 
+namespace {
 // One compilation's bookkeeping: a compilation started by another (a
 // gradient function used inside a compiled function) adds to its phases.
 struct CompileScope {
@@ -713,20 +710,21 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
       debug("@" + base.graph->name() + " runs as compiled: it calls " + std::to_string(graphs - 1) +
             " other graphs (closures, branches or loops)");
     } else {
+      // The compiled graph (base), which specialized, still runs when
+      // expansion fails or leaves library calls.
+      jit::Specialized prim = std::move(sp);
+      jit::BackendContext ctx = backend_context(base.graph->name(), sig, {base.weights, base.nargs}, clock);
       try {
-        jit::Specialized prim = expand_to_primitives(*this, std::move(sp), sig, {base.weights, base.nargs});
-        clock.mark("expand");
-        GraphUse use = graph_use(*prim.graph);
-        if (!use.host) {
+        jit::BackendResult r = jit::target_for(kernels::DeviceType::CPU).compile(ctx, prim);
+        if (r.primitives) {
           result = prim.graph;
-          compile_primitives(base.graph->name(), prim);
-          clock.mark("fuse");
+          if (!save_dir.empty())
+            save(base.graph->name(), "primitives", *prim.graph, false, prim.print_options(),
+                 "# memory plan: " + r.plan.summary() + "\n");
         } else {
-          debug("@" + base.graph->name() + " runs as compiled: library calls remain after expansion ($" +
-                use.first_host + ")");
+          debug("@" + base.graph->name() + " runs as compiled: " + r.why);
         }
       } catch (const jit::SpecializeError& e) {
-        // The compiled graph, which specialized, still runs.
         debug("@" + base.graph->name() + " runs as compiled: expansion failed: " + e.what());
       }
     }
@@ -736,31 +734,26 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
   return it->second;
 }
 
-void GraphCompiler::compile_primitives(const std::string& name, jit::Specialized& sp) {
-  print_after("expand", sp);
+jit::BackendContext GraphCompiler::backend_context(const std::string& name, const std::vector<jit::AbsValue>& sig,
+                                                   const WeightParams& weights, PhaseClock& clock) {
+  jit::BackendContext ctx(module);
   // msl --dump writes every op's output, in both modes alike (a difference
   // is found by comparing the two folders), so it runs graph mode unfused.
-  if (graph_mode && !kernels::dumping()) {
-    // Before elementwise fusion, which would otherwise take a bias add and
-    // ReLU into a loop of its own.
-    jit::run_fuse_epilogue(module, sp);
-    print_after("fuse_epilogue", sp);
-    // After epilogue fusion (its fused contractions take NCHW) and before
-    // elementwise fusion, which then fuses the blocked elementwise ops.
-    jit::LayoutReport layout = jit::run_layout_choice(module, sp, layout_block());
-    print_after("layout_choice", sp);
-    if (layout.blocked > 0)
-      debug("@" + sp.graph->name() + ": layout: " + std::to_string(layout.blocked) + " ops on blocked activations, " +
-            std::to_string(layout.to_blocked) + " reorders into the blocked layout, " +
-            std::to_string(layout.from_blocked) + " back to NCHW");
-    if (jit::run_fuse_elementwise(module, sp) > 0 && I.options().emit_llvm) emit_llvm(*sp.graph);
-    print_after("fuse_elementwise", sp);
-  }
-  jit::MemoryPlan plan = jit::plan_memory(*sp.graph, sp);
-  print_after("memory_plan", sp);
-  debug("@" + sp.graph->name() + ": memory plan: " + plan.summary());
-  if (!save_dir.empty())
-    save(name, "primitives", *sp.graph, false, sp.print_options(), "# memory plan: " + plan.summary() + "\n");
+  ctx.fuse = graph_mode && !kernels::dumping();
+  ctx.layout_block = layout_block();
+  ctx.expand = [this, &sig, weights](jit::Specialized& sp) -> std::string {
+    sp = expand_to_primitives(*this, std::move(sp), sig, weights);
+    GraphUse use = graph_use(*sp.graph);
+    return use.host ? "library calls remain after expansion ($" + use.first_host + ")" : "";
+  };
+  ctx.after_pass = [this, name, &clock](const std::string& pass, const jit::Specialized& sp) {
+    print_after(pass, sp);
+    if (pass == "expand") clock.mark("expand");
+    if (pass == "fuse_elementwise" && I.options().emit_llvm) emit_llvm(*sp.graph);
+    if (pass == "memory_plan") clock.mark("fuse");
+  };
+  ctx.debug = [this](const std::string& message) { debug(message); };
+  return ctx;
 }
 
 int GraphCompiler::layout_block() const {
@@ -797,22 +790,7 @@ void GraphCompiler::log_signature(const FuncGraph& graph, const std::vector<jit:
 
 // msl --emit=llvm: each fused cluster's program and optimized LLVM IR, on
 // stdout as the program compiles it.
-void GraphCompiler::emit_llvm(const ir::FuncGraph& g) {
-  for (ir::Node* n : ir::topo_order(g)) {
-    if (!n->is_apply() || !n->callee()->is_constant()) continue;
-    auto f = dynamic_cast<const jit::FusedElementwise*>(n->callee()->as_host());
-    if (!f) continue;
-    std::string text = "; " + f->name() + " of @" + g.name() + ", shape " + f->shape().str() + "\n";
-    std::string program = f->program().text();
-    for (size_t start = 0; start < program.size();) {
-      size_t end = program.find('\n', start);
-      text += "; " + program.substr(start, end - start) + "\n";
-      start = end == std::string::npos ? program.size() : end + 1;
-    }
-    text += jit::codegen::ElementwiseJit::instance().llvm_ir(f->program()) + "\n";
-    I.write_out(text);
-  }
-}
+void GraphCompiler::emit_llvm(const ir::FuncGraph& g) { I.write_out(jit::fused_llvm_listing(g)); }
 
 jit::SpecializeOptions GraphCompiler::specialize_options() {
   jit::SpecializeOptions so;

@@ -15,9 +15,10 @@
 #include "interp/gc.h"
 #include "interp/graph_compiler.h"
 #include "interp/graph_disk_cache.h"
-#include "interp/graph_executor.h"
 #include "interp/trace.h"
+#include "jit/exec/executor.h"
 #include "jit/specialize.h"
+#include "jit/target.h"
 #include "lang/ad/grad.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/lower.h"
@@ -27,6 +28,8 @@ namespace msl {
 struct TensorClass;
 struct GradFunctionObj;
 class HostValue;
+struct PhaseClock;
+struct WeightParams;
 
 // A compiled callable: R(args..., weights...) or GF(args..., weights...[, sens]).
 // compile() may leave it unbuilt (graph null) when the disk cache may have
@@ -124,10 +127,12 @@ class GraphCompiler {
 
   // Runs the clean-up pipeline on `g` (with --print-after dumps).
   void optimize(ir::FuncGraph& g);
-  // The graph-mode passes after specialization on `sp` (a graph of
-  // primitives): epilogue and elementwise fusion in GRAPH_MODE, then the
-  // memory plan, with --print-after dumps and debug-level reports.
-  void compile_primitives(const std::string& name, jit::Specialized& sp);
+  // What the target's passes need from the front to compile `name`
+  // specialized at `sig`: the mode's switches, expansion of library calls
+  // (taking `weights`' gradient calls into the graph), and --print-after,
+  // --emit=llvm, debug reports and compile phases (`clock`) after each pass.
+  jit::BackendContext backend_context(const std::string& name, const std::vector<jit::AbsValue>& sig,
+                                      const WeightParams& weights, PhaseClock& clock);
   // --print-after for the passes after specialization: `sp` with types.
   void print_after(const std::string& pass, const jit::Specialized& sp);
   // The channel block graph mode keeps activations in (0: NCHW): the CPU's

@@ -19,7 +19,6 @@
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"
 #include "interp/trace.h"
-#include "jit/passes/fuse_elementwise.h"
 
 namespace msl {
 
@@ -145,17 +144,6 @@ exec::RtValue GraphCompiler::runtime_j(const exec::RtValue& fn) {
 }
 
 exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::RtValue> args) {
-  if (auto fused = dynamic_cast<const jit::FusedElementwise*>(h.get())) {
-    // Moved, not copied: an operand the executor released here is then
-    // held only by `ins`, and the loop may write its result over it.
-    std::vector<kernels::Tensor> ins;
-    for (exec::RtValue& a : args) ins.push_back(std::get<kernels::Tensor>(std::move(a.v)));
-    std::vector<kernels::Tensor> outs = fused->run(ins);
-    if (outs.size() == 1) return exec::RtValue(std::move(outs[0]));
-    std::vector<exec::RtValue> items;
-    for (kernels::Tensor& t : outs) items.push_back(exec::RtValue(std::move(t)));
-    return exec::make_tuple(std::move(items));
-  }
   if (auto rule = dynamic_cast<const RuleHost*>(h.get())) {
     if (const ir::FuncGraph* g = traced_rule(*rule, args)) {
       std::vector<exec::RtValue> tensors;

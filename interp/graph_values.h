@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "interp/interp.h"
 #include "lang/ir/node.h"
 

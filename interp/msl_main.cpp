@@ -20,7 +20,7 @@
 #include "interp/graph_disk_cache.h"
 #include "interp/interp.h"
 #include "jit/codegen/elementwise_jit.h"
-#include "jit/passes/pipeline.h"
+#include "jit/target.h"
 #include "interp/repl.h"
 #include "interp/sigint.h"
 #include "interp/stdlib_location.h"

@@ -1,6 +1,6 @@
 // Abstract inference of kernel primitives and IR operators: the transfer
 // functions of the specializer, each mirroring what the debug-mode executor
-// (interp/graph_exec_ops.cpp) computes on concrete values.
+// (jit/exec/exec_ops.cpp) computes on concrete values.
 #include <cmath>
 #include <span>
 

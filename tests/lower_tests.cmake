@@ -1,14 +1,11 @@
 # Lowering from the AST to ANF IR (lang/ir/lower.*): golden IR text,
 # structure checks, verifier, error diagnostics, execution of lowered
-# graphs with the debug-mode executor (compiled in directly, as in
-# exec_tests.cmake); and `msl --emit=anf`.
+# graphs with the graph executor (msl_exec); and `msl --emit=anf`.
 file(GLOB MSL_LOWER_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/lower/*.cpp)
-file(GLOB MSL_LOWER_EXEC_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/interp/graph_executor.cpp
-     ${CMAKE_SOURCE_DIR}/interp/graph_exec_*.cpp)
-add_executable(msl_lower_tests unit/doctest_main.cpp ${MSL_LOWER_TEST_SOURCES} ${MSL_LOWER_EXEC_SOURCES})
+add_executable(msl_lower_tests unit/doctest_main.cpp ${MSL_LOWER_TEST_SOURCES})
 target_include_directories(msl_lower_tests SYSTEM PRIVATE ${DOCTEST_INCLUDE_DIR})
 target_compile_options(msl_lower_tests PRIVATE ${MSL_WARNINGS})
-target_link_libraries(msl_lower_tests PRIVATE msl_lang)
+target_link_libraries(msl_lower_tests PRIVATE msl_exec)
 add_test(NAME unit.lower COMMAND msl_lower_tests)
 
 if(TARGET msl)

@@ -8,7 +8,7 @@
 //
 // Constant: a Constant node holding a tensor, an int, a float or a bool.
 // Scalars become 0-d tensors exactly as the executor does at run time
-// (interp/graph_exec_ops.cpp): of the first tensor argument's dtype, else
+// (jit/exec/exec_ops.cpp): of the first tensor argument's dtype, else
 // Int64 / Float32 / Bool for int / float / bool. The result is a tensor, as
 // a kernel's result at run time is.
 //

@@ -19,62 +19,6 @@ namespace msl::jit {
 using codegen::EwOp;
 using ir::Node;
 
-std::vector<kernels::Tensor> FusedElementwise::run(const std::vector<kernels::Tensor>& inputs) const {
-  if (inputs.size() != static_cast<size_t>(program_.num_inputs))
-    throw kernels::ValueError(
-        fmt::format("{}: {} inputs given, {} expected", name(), inputs.size(), program_.num_inputs));
-  if (sum_shapes_.size() != program_.reductions.size())
-    throw kernels::ValueError(
-        fmt::format("{}: {} shapes for {} sums", name(), sum_shapes_.size(), program_.reductions.size()));
-  for (size_t k = 0; k < sum_shapes_.size(); ++k)
-    if (sum_shapes_[k].product() != program_.reductions[k].how.elements())
-      throw kernels::ShapeError(fmt::format("{}: sum {} has shape {} but {} elements", name(), k, sum_shapes_[k].str(),
-                                            program_.reductions[k].how.elements()));
-  std::vector<kernels::Tensor> dense, outs;
-  std::vector<const float*> ptrs;
-  std::vector<float*> out_ptrs;
-  // Inputs whose buffer nothing but `inputs` holds (the executor released
-  // them here), with the cluster's elements in order: results go there
-  // instead of into new buffers (memory_plan.h).
-  std::vector<size_t> reusable;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const kernels::Tensor& t = inputs[k];
-    bool once = true;
-    for (size_t j = 0; j < k; ++j) once &= !inputs[j].shares_storage(t);
-    for (size_t j = k + 1; j < inputs.size(); ++j) once &= !inputs[j].shares_storage(t);
-    if (once && program_.input_indexing(static_cast<int>(k)).full() && t.defined() &&
-        t.storage()->refcount.load() == 1 && t.dtype() == kernels::DType::Float32 && t.offset() == 0 &&
-        t.is_contiguous() && t.numel() == shape_.product())
-      reusable.push_back(k);
-  }
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const kernels::Tensor& t = inputs[k];
-    // A full input has the cluster's elements; a broadcast one its own
-    // count * lane, read contiguously in its own shape.
-    codegen::EwIndexing how = program_.input_indexing(static_cast<int>(k));
-    int64_t want = how.full() ? shape_.product() : how.elements();
-    if (t.dtype() != kernels::DType::Float32 || t.numel() != want)
-      throw kernels::ShapeError(fmt::format("{}: input {} is {} {}, expected float32 with {} elements", name(), k,
-                                              kernels::dtype_name(t.dtype()), t.shape().str(), want));
-    dense.push_back(t.is_contiguous() ? t : t.contiguous());
-    ptrs.push_back(dense.back().data<float>());
-  }
-  for (size_t k = 0; k < program_.outputs.size(); ++k) {
-    if (k < reusable.size())
-      outs.push_back(kernels::Tensor::view(inputs[reusable[k]], shape_, kernels::contiguous_strides(shape_), 0));
-    else
-      outs.emplace_back(kernels::DType::Float32, shape_);
-    out_ptrs.push_back(outs.back().data<float>());
-  }
-  for (const kernels::Dims& d : sum_shapes_) {
-    outs.emplace_back(kernels::DType::Float32, d);
-    out_ptrs.push_back(outs.back().data<float>());
-  }
-  std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });
-  codegen::ElementwiseJit::run(fn_, program_, ptrs.data(), out_ptrs.data(), shape_.product());
-  return outs;
-}
-
 namespace {
 
 bool ew_op(const Node* n, EwOp& op) {

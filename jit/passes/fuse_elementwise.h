@@ -52,47 +52,14 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 
-#include "jit/codegen/elementwise_jit.h"
+#include "jit/fused_elementwise.h"
 #include "jit/specialize.h"
 #include "kernels/tensor.h"
 #include "lang/ir/ir_module.h"
 
 namespace msl::jit {
-
-// The callee of a fused cluster: out = program(inputs...) over `shape`,
-// then the program's sums, sum k of shape sum_shapes[k].
-class FusedElementwise final : public ir::HostObject {
- public:
-  FusedElementwise(codegen::EwProgram program, kernels::Dims shape, size_t ops,
-                   std::vector<kernels::Dims> sum_shapes = {})
-      : program_(std::move(program)), shape_(std::move(shape)), ops_(ops), sum_shapes_(std::move(sum_shapes)) {}
-  std::string name() const override { return "fused_elementwise_" + std::to_string(ops_) + "ops"; }
-  size_t ops() const { return ops_; }  // primitives the cluster replaced (names the node)
-  const codegen::EwProgram& program() const { return program_; }
-  const kernels::Dims& shape() const { return shape_; }
-  // The shapes of the program's sums' results (their keep_dims differ).
-  const std::vector<kernels::Dims>& sum_shapes() const { return sum_shapes_; }
-  // Runs the loop on the cluster's inputs (float32, any strides; `shape`,
-  // or for a broadcast input the elements its EwIndexing counts, read in
-  // its own shape): one tensor per output of the program, then one per
-  // sum. ShapeError for an input of another size or dtype. An input buffer
-  // nothing but `inputs` holds (the executor released it at this node)
-  // receives a result of `shape` instead of a new buffer.
-  std::vector<kernels::Tensor> run(const std::vector<kernels::Tensor>& inputs) const;
-
- private:
-  codegen::EwProgram program_;
-  kernels::Dims shape_;
-  size_t ops_;
-  std::vector<kernels::Dims> sum_shapes_;
-  // Compiled on the first run, then reused: a training step runs the same
-  // node every step.
-  mutable std::once_flag compiled_;
-  mutable codegen::EwFunction fn_ = nullptr;
-};
 
 // Fuses the clusters of `sp`'s root graph (not its nested graphs); returns
 // how many clusters were formed. The types of `sp` stay valid for every

@@ -2,7 +2,7 @@
 // once, given that each value is released after its last use and that a
 // fused elementwise loop writes its result over an operand that dies there.
 //
-// The executor does the releasing (interp/graph_executor.cpp drops each
+// The executor does the releasing (jit/exec/executor.cpp drops each
 // value at the point lang/ir/liveness.h computes) and the caching CPU
 // allocator hands a released buffer to the next allocation of its size
 // class, so buffers are reused across the step without a static arena.

@@ -12,6 +12,7 @@
 #include "jit/passes/partial_elim.h"
 #include "jit/passes/simplify.h"
 #include "jit/passes/tuple_elim.h"
+#include "jit/target.h"
 #include "lang/ir/printer.h"
 #include "lang/ir/verifier.h"
 
@@ -56,18 +57,6 @@ const std::vector<std::string>& pass_names() {
     return out;
   }();
   return names;
-}
-
-const std::vector<std::string>& backend_pass_names() {
-  static const std::vector<std::string> names{"expand", "fuse_epilogue", "layout_choice", "fuse_elementwise",
-                                                        "memory_plan"};
-  return names;
-}
-
-std::vector<std::string> all_pass_names() {
-  std::vector<std::string> out = pass_names();
-  out.insert(out.end(), backend_pass_names().begin(), backend_pass_names().end());
-  return out;
 }
 
 void optimize(IrModule& m, FuncGraph& g, const PassOptions& opts) {

@@ -52,15 +52,6 @@ class PassError : public std::runtime_error {
 
 // The pass names in pipeline order.
 const std::vector<std::string>& pass_names();
-// The passes that run after specialization, on a graph of primitives, in
-// graph mode (interp/graph_compiler.cpp runs them in this order):
-// expand (library calls traced and inlined at the specialized types),
-// fuse_epilogue, layout_choice, fuse_elementwise, memory_plan (reported, not
-// a rewrite).
-const std::vector<std::string>& backend_pass_names();
-// Both lists: what --print-after accepts (besides "all").
-std::vector<std::string> all_pass_names();
-
 // Runs the pipeline on `g` and its nested graphs.
 void optimize(ir::IrModule& m, ir::FuncGraph& g, const PassOptions& opts = {});
 

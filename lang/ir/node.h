@@ -107,13 +107,27 @@ struct NoneValue {};
 // library callable, a gradient rule. Opaque to the IR and its passes (they
 // compare it by identity); the executor calls it through the host, and the
 // AD transform differentiates it by tracing it at the argument shapes.
+class CompiledKernel;
 class HostObject {
  public:
   virtual ~HostObject() = default;
   // The printer writes `$name`; not necessarily unique.
   virtual std::string name() const = 0;
+  // Non-null when this object is code a back end generated for the graph
+  // (a fused loop): the executor runs it itself instead of asking the host.
+  virtual const CompiledKernel* as_compiled_kernel() const { return nullptr; }
 };
 using HostRef = std::shared_ptr<const HostObject>;
+
+// A kernel a back end's pass generated and put into the graph as the callee
+// of an Apply (jit::FusedElementwise): tensors in, tensors out, on the
+// inputs' device. The inputs are handed over (moved), so a buffer nothing
+// else holds may receive a result.
+class CompiledKernel : public HostObject {
+ public:
+  const CompiledKernel* as_compiled_kernel() const final { return this; }
+  virtual std::vector<kernels::Tensor> run(std::vector<kernels::Tensor> inputs) const = 0;
+};
 
 // The value of a Constant node. Tensors are reference-counted handles, so
 // copying a ConstValue is cheap.

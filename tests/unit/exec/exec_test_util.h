@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/ir_parser.h"
 

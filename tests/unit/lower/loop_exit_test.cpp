@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "lower_test_util.h"
 
 using namespace msl;

@@ -18,7 +18,7 @@
 #include <random>
 
 #include "../specialize/spec_test_util.h"
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 
@@ -270,11 +270,12 @@ TEST_CASE("a fused loop writes its result over an input nothing else holds, and 
     double a = 0.1 * static_cast<double>(i % 17) - 3.0, b = 0.2 * static_cast<double>(i % 17) - 3.0;
     return std::exp(a) * 2.0 - b;
   };
-  // Only `inputs` holds x's buffer: the result takes it.
+  // Only `inputs` holds x's buffer, handed over as the executor does: the
+  // result takes it.
   {
     std::vector<msl::kernels::Tensor> inputs{make(0.1f), make(0.2f)};
     const void* xbuf = inputs[0].raw();
-    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    std::vector<msl::kernels::Tensor> out = fused.run(std::move(inputs));
     CHECK(out[0].raw() == xbuf);
     CHECK(out[0].shape() == shape);
     for (int64_t i = 0; i < out[0].numel(); i += 7)
@@ -284,7 +285,7 @@ TEST_CASE("a fused loop writes its result over an input nothing else holds, and 
   {
     msl::kernels::Tensor x_kept = make(0.1f);
     std::vector<msl::kernels::Tensor> inputs{x_kept, make(0.2f)};
-    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    std::vector<msl::kernels::Tensor> out = fused.run(std::move(inputs));
     CHECK(out[0].raw() != x_kept.raw());
     CHECK(x_kept.data<float>()[5] == doctest::Approx(0.1f * 5 - 3.0f));
     for (int64_t i = 0; i < out[0].numel(); i += 7)
@@ -296,7 +297,7 @@ TEST_CASE("a fused loop writes its result over an input nothing else holds, and 
     std::vector<msl::kernels::Tensor> inputs{t, t};
     t = msl::kernels::Tensor();
     const void* buf = inputs[0].raw();
-    std::vector<msl::kernels::Tensor> out = fused.run(inputs);
+    std::vector<msl::kernels::Tensor> out = fused.run(std::move(inputs));
     CHECK(out[0].raw() != buf);
     CHECK(out[0].data<float>()[3] == doctest::Approx(std::exp(0.1 * 3 - 3.0) * 2.0 - (0.1 * 3 - 3.0)).epsilon(1e-5));
   }

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "jit/passes/ad_residue.h"
 #include "jit/passes/pipeline.h"
 #include "lang/ad/grad.h"

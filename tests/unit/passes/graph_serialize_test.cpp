@@ -12,7 +12,7 @@
 #include <random>
 
 #include "../specialize/spec_test_util.h"
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "jit/codegen/object_cache.h"
 #include "jit/passes/fuse_elementwise.h"
 

@@ -13,7 +13,7 @@
 
 #include "../specialize/spec_test_util.h"
 #include "random_args.h"
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 
 using namespace msl;
 using namespace msl::jit;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "jit/passes/ad_residue.h"
 #include "pass_test_util.h"
 

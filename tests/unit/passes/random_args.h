@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "jit/abstract.h"
 #include "kernels/dtype.h"
 

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "../specialize/spec_test_util.h"
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "jit/passes/dce.h"
 #include "jit/passes/typed_simplify.h"
 

@@ -2,7 +2,7 @@
 // on the debug-mode executor with the same concrete arguments, and the
 // concrete result has the inferred type (a tensor's dtype and shape, a
 // Python number's kind and, when inferred, its value).
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "spec_test_util.h"
 
 using namespace msl;

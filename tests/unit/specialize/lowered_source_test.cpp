@@ -1,7 +1,7 @@
 // End to end: MSL source lowered to ANF (lang/ir/lower), specialized, and
 // run against the primal graphs on the debug-mode executor.
 #include "../lower/lower_test_util.h"
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "spec_test_util.h"
 
 using namespace msl;

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "interp/interp.h"
 #include "interp/native_args.h"
 #include "interp/tensor_object.h"

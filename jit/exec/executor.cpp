@@ -1,7 +1,7 @@
 // The debug-mode graph executor: frames, closures, calls with a tail-call
 // trampoline, and error locations. The design is described in
-// graph_executor.h; value operations live in graph_exec_ops.cpp.
-#include "interp/graph_executor.h"
+// executor.h; value operations live in exec_ops.cpp.
+#include "jit/exec/executor.h"
 
 #include <vector>
 
@@ -144,7 +144,7 @@ void Executor::compute_missing(Frame& f, const Node* n) {
 // Evaluates one Apply node of f's graph (all inputs available) into f.vals.
 // The frame drops the values whose last use this is before the call, so an
 // operand the arguments hold the only reference to can be overwritten by
-// the op (FusedElementwise writes its result into it) and its buffer is
+// the op (a compiled kernel writes its result into it) and its buffer is
 // free for reuse as soon as the op is done.
 void Executor::compute(Frame& f, const Node* n, const std::vector<const Node*>& dying) {
   RtValue callee = value_of(f, n->callee());
@@ -166,6 +166,7 @@ RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const 
       return opts_.runtime_j(args[0]);
     }
     if (auto h = callee.get_if<ir::HostRef>()) {
+      if (const ir::CompiledKernel* k = (*h)->as_compiled_kernel()) return detail::run_compiled(*k, std::move(args));
       if (!opts_.call_host) detail::fail("cannot call the host object " + (*h)->name() + " here");
       try {
         return opts_.call_host(*h, std::move(args));

@@ -154,10 +154,14 @@ RtValue run_graph(const ir::FuncGraph& g, std::vector<RtValue> args, ExecOptions
 RtValue call_value(const RtValue& fn, std::vector<RtValue> args, ExecOptions opts = {});
 
 namespace detail {
-// Building blocks shared by the executor's files (graph_exec_ops.cpp). They
+// Building blocks shared by the executor's files (exec_ops.cpp). They
 // throw ExecError without a location (the executor adds the node's) or
 // kernels::KernelError.
 RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& args);
+// A back end's generated kernel on tensor arguments (moved in: an operand
+// the frame released is held only here and may receive the result); a
+// tuple when it has several outputs.
+RtValue run_compiled(const ir::CompiledKernel& k, std::vector<RtValue> args);
 // Every IR operator except J (the executor asks ExecOptions::runtime_j).
 RtValue run_ir_op(ir::IrOp op, const std::vector<RtValue>& args, const ExecOptions& opts, uint64_t& state_serial);
 // The sum of two sensitivities (grad_add): tensors, numbers, tuples

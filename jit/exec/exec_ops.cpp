@@ -1,12 +1,12 @@
 // The debug-mode executor's value operations: kernel dispatch with scalar
 // promotion, the IR operators (tuples, switch, partial, effects, print,
 // zeros_like), conditions and value formatting. The graph walking and call
-// machinery is in graph_executor.cpp.
+// machinery is in executor.cpp.
 #include <cmath>
 #include <iostream>
 #include <span>
 
-#include "interp/graph_executor.h"
+#include "jit/exec/executor.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "lang/ir/python_scalar.h"
@@ -112,6 +112,21 @@ bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) 
 }
 
 }  // namespace
+
+RtValue run_compiled(const ir::CompiledKernel& k, std::vector<RtValue> args) {
+  std::vector<kernels::Tensor> ins;
+  ins.reserve(args.size());
+  for (RtValue& a : args) {
+    if (!a.is<kernels::Tensor>()) fail(k.name() + ": expected tensor arguments, got " + type_name(a));
+    ins.push_back(std::get<kernels::Tensor>(std::move(a.v)));
+  }
+  std::vector<kernels::Tensor> outs = k.run(std::move(ins));
+  if (outs.size() == 1) return RtValue(std::move(outs[0]));
+  std::vector<RtValue> items;
+  items.reserve(outs.size());
+  for (kernels::Tensor& t : outs) items.push_back(RtValue(std::move(t)));
+  return make_tuple(std::move(items));
+}
 
 RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
   const char* name = kernels::prim_name(p.prim);

@@ -1,0 +1,73 @@
+// The CPU target (target.h): oneDNN contractions with fused epilogues, the
+// channel-blocked activation layout, elementwise clusters compiled to LLVM
+// loops, and the memory plan the executor's releases follow.
+#include <string>
+
+#include "jit/passes/fuse_elementwise.h"
+#include "jit/passes/fuse_epilogue.h"
+#include "jit/passes/layout_choice.h"
+#include "jit/passes/memory_plan.h"
+#include "jit/target.h"
+
+namespace msl::jit {
+
+namespace {
+
+// Before elementwise fusion, which would otherwise take a bias add and ReLU
+// into a loop of its own.
+bool fuse_epilogue(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  run_fuse_epilogue(ctx.module, sp);
+  return true;
+}
+
+// After epilogue fusion (its fused contractions take NCHW) and before
+// elementwise fusion, which then fuses the blocked elementwise ops.
+bool layout_choice(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  LayoutReport layout = run_layout_choice(ctx.module, sp, ctx.layout_block);
+  if (layout.blocked > 0 && ctx.debug)
+    ctx.debug("@" + sp.graph->name() + ": layout: " + std::to_string(layout.blocked) + " ops on blocked activations, " +
+              std::to_string(layout.to_blocked) + " reorders into the blocked layout, " +
+              std::to_string(layout.from_blocked) + " back to NCHW");
+  return true;
+}
+
+bool fuse_elementwise(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  run_fuse_elementwise(ctx.module, sp);
+  return true;
+}
+
+bool memory_plan(BackendContext& ctx, Specialized& sp, BackendResult& result) {
+  result.plan = plan_memory(*sp.graph, sp);
+  if (ctx.debug) ctx.debug("@" + sp.graph->name() + ": memory plan: " + result.plan.summary());
+  return true;
+}
+
+class CpuTarget final : public Target {
+ public:
+  const char* name() const override { return "CPU"; }
+  kernels::DeviceType device() const override { return kernels::DeviceType::CPU; }
+  std::span<const Pass> passes() const override { return kPasses; }
+
+ private:
+  // clang-format off
+  static constexpr Pass kPasses[] = {
+      {"expand",           run_expand},
+      {"fuse_epilogue",    fuse_epilogue},
+      {"layout_choice",    layout_choice},
+      {"fuse_elementwise", fuse_elementwise},
+      {"memory_plan",      memory_plan},
+  };
+  // clang-format on
+};
+
+}  // namespace
+
+const Target& cpu_target() {
+  static const CpuTarget target;
+  return target;
+}
+
+}  // namespace msl::jit
