@@ -1,7 +1,8 @@
 // The host callables behind ir::HostAdapter (lang/ir/lower.h): what graph
-// mode calls for `x.shape`, `x.sum(axis=1)`, `ops.softmax(x, axis=-1)` and
-// `x[:, i]`. Each is a native function whose data says which expression it
-// performs; its arguments are the expression's values in source order. It
+// mode calls for `x.shape`, `x.sum(axis=1)`, `ops.softmax(x, axis=-1)`,
+// `x[:, i]` and `x[i] = v` (the functional update x is rebound to). Each is
+// a native function whose data says which expression it performs; its
+// arguments are the expression's values in source order. It
 // does exactly what the interpreter does for the same expression, so
 // tracing it (specialization, expansion, autodiff) records the primitives
 // the tensor methods and library functions record, and calling it eagerly
@@ -13,6 +14,7 @@
 #include "interp/gc.h"
 #include "interp/graph_values.h"
 #include "interp/native_args.h"
+#include "interp/tensor_object.h"
 
 namespace msl {
 
@@ -66,6 +68,10 @@ Value call_adapter(Interp& I, Args& a, Object* data) {
     I.raise(I.exception_class("RuntimeError").get(), "host adapter called with too few arguments");
   if (s.kind == K::GetAttr) return I.getattr(pos[0], I.intern(s.attr));
   if (s.kind == K::GetItem) return I.getitem(pos[0], index_key(I, s, pos.subspan(1)));
+  if (s.kind == K::SetItem) {
+    if (pos.size() < 2) I.raise(I.exception_class("RuntimeError").get(), "setitem adapter: too few values");
+    return tensor_setitem_functional(I, pos[0], index_key(I, s, pos.subspan(1, pos.size() - 2)), pos.back());
+  }
   Value target = s.kind == K::Method ? I.getattr(pos[0], I.intern(s.attr)) : receiver ? pos[0] : d.callee;
   if (receiver) pos = pos.subspan(1);
   size_t npos = pos.size() - s.keywords.size();
@@ -87,7 +93,8 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
     case K::GetAttr: return "." + s.attr;
     case K::Method: return "." + s.attr + "(" + keyword_list(s.keywords) + ")";
     case K::Call: return callee + "(" + keyword_list(s.keywords) + ")";
-    case K::GetItem: break;
+    case K::GetItem:
+    case K::SetItem: break;
   }
   std::string index;
   for (const ir::HostAdapter::IndexPart& p : s.index) {
@@ -98,7 +105,7 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
     if (p.kind == P::Ellipsis) index += "...";
     if (p.kind == P::Slice) index += std::string(p.lower ? "_" : "") + ":" + (p.upper ? "_" : "") + (p.step ? ":_" : "");
   }
-  return "[" + index + (s.index_is_tuple && s.index.size() == 1 ? "," : "") + "]";
+  return "[" + index + (s.index_is_tuple && s.index.size() == 1 ? "," : "") + "]" + (s.kind == K::SetItem ? "=" : "");
 }
 
 }  // namespace

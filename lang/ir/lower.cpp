@@ -15,6 +15,9 @@ namespace lower_detail {
 namespace {
 void names_in_target(const ast::Expr& t, std::set<std::string>& out) {
   if (t.kind == ast::ExprKind::Name) out.insert(t.as<ast::Name>()->id);
+  // x[i] = v rebinds x (store_subscript).
+  if (t.kind == ast::ExprKind::Subscript && t.as<ast::Subscript>()->value->kind == ast::ExprKind::Name)
+    out.insert(t.as<ast::Subscript>()->value->as<ast::Name>()->id);
   if (t.kind == ast::ExprKind::Tuple)
     for (auto& e : t.as<ast::Tuple>()->elts) names_in_target(*e, out);
   if (t.kind == ast::ExprKind::List)
@@ -245,6 +248,14 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
       }
       case ast::StmtKind::AugAssign: {
         auto* a = s.as<ast::AugAssign>();
+        if (a->target->kind == ast::ExprKind::Subscript) {
+          // x[i] op= y is x[i] = x[i] op y, a functional update of x.
+          const auto& sub = *a->target->as<ast::Subscript>();
+          Node* cur = subscript(sub, g, env, "");
+          Node* y = expr(*a->value, g, env);
+          store_subscript(sub, binop(a->op, cur, y, s.span, s.span, g, ""), g, env);
+          break;
+        }
         if (a->target->kind != ast::ExprKind::Name)
           unsupported(a->target->span, "augmented assignment to an attribute or item");
         // x op= y is x = x op y on values (no in-place update in graphs).
@@ -306,7 +317,10 @@ void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
     return;
   }
   if (t.kind == ast::ExprKind::Attribute) unsupported(t.span, "attribute assignment");
-  if (t.kind == ast::ExprKind::Subscript) unsupported(t.span, "item assignment");
+  if (t.kind == ast::ExprKind::Subscript) {
+    store_subscript(*t.as<ast::Subscript>(), v, g, env);
+    return;
+  }
   unsupported(t.span, "this assignment target");
 }
 
@@ -345,7 +359,7 @@ std::optional<bool> FnLowerer::static_truth(const Node* c) {
   std::optional<ConstValue> r;
   try {
     r = python_scalar_op(p, args);
-  } catch (const ScalarDivisionError&) {
+  } catch (const ScalarArithmeticError&) {
     return std::nullopt;  // the division fails when it runs
   }
   const bool* b = r ? std::get_if<bool>(&*r) : nullptr;

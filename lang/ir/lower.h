@@ -91,6 +91,7 @@ struct HostAdapter {
     Method,   // (value, args..., kwvalues...) -> value.attr(args..., **kw)
     Call,     // ([callee,] args..., kwvalues...) -> callee(args..., **kw)
     GetItem,  // (value, index values...) -> value[index]
+    SetItem,  // (value, index values..., v) -> value with value[index] = v, a new value (value unchanged)
   };
   // One item of a subscript's index. Value and present slice bounds take
   // the next argument in order.
@@ -102,8 +103,8 @@ struct HostAdapter {
   std::string attr;                   // GetAttr, Method
   ConstValue callee;                  // Call: the callee; NoneValue: it is the first argument
   std::vector<std::string> keywords;  // Method, Call: names of the last keywords.size() arguments
-  std::vector<IndexPart> index;       // GetItem
-  bool index_is_tuple = false;        // GetItem: x[a, b] rather than x[a]
+  std::vector<IndexPart> index;       // GetItem, SetItem
+  bool index_is_tuple = false;        // GetItem, SetItem: x[a, b] rather than x[a]
 };
 // Makes the host callable for an adapter (a HostRef constant).
 using HostAdapterMaker = std::function<ConstValue(const HostAdapter&)>;

@@ -1,7 +1,8 @@
 // Lowering of the expressions the IR has no operator for, as calls of host
 // adapters (HostAdapter in lower.h): attributes and methods of values,
-// keyword arguments of host callables, and subscripts other than a constant
-// integer. Graph mode specializes, expands and differentiates these calls
+// keyword arguments of host callables, subscripts other than a constant
+// integer, and item assignment (`x[i] = v` rebinds x to a functional
+// update). Graph mode specializes, expands and differentiates these calls
 // like calls of library functions.
 #include "lang/ir/lower.h"
 #include "lang/ir/lower_impl.h"
@@ -89,8 +90,16 @@ Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, cons
   }
   HostAdapter h;
   h.kind = HostAdapter::Kind::GetItem;
-  h.index_is_tuple = ix.kind == ast::ExprKind::Tuple;
   std::vector<Node*> args{nullptr, v};
+  index_parts(s, g, env, h, args);
+  args[0] = adapter(h, s.span, "this subscript");
+  return g->apply(args, name, loc(s.span));
+}
+
+void FnLowerer::index_parts(const ast::Subscript& s, FuncGraph* g, Env& env, HostAdapter& h,
+                            std::vector<Node*>& args) {
+  const ast::Expr& ix = *s.index;
+  h.index_is_tuple = ix.kind == ast::ExprKind::Tuple;
   auto part = [&](const ast::Expr& p) {
     using P = HostAdapter::IndexPart::Kind;
     HostAdapter::IndexPart ip;
@@ -117,8 +126,21 @@ Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, cons
   } else {
     part(ix);
   }
-  args[0] = adapter(h, s.span, "this subscript");
-  return g->apply(args, name, loc(s.span));
+}
+
+void FnLowerer::store_subscript(const ast::Subscript& s, Node* v, FuncGraph* g, Env& env) {
+  // Tensors are values in a graph: the write makes a new tensor and the
+  // name now means it. Only a local name can be rebound that way.
+  if (s.value->kind != ast::ExprKind::Name || !env.lookup(s.value->as<ast::Name>()->id))
+    unsupported(s.span, "item assignment to anything but a local variable (x[i] = v)");
+  const std::string& target = s.value->as<ast::Name>()->id;
+  HostAdapter h;
+  h.kind = HostAdapter::Kind::SetItem;
+  std::vector<Node*> args{nullptr, env.lookup(target)};
+  index_parts(s, g, env, h, args);
+  args.push_back(v);
+  args[0] = adapter(h, s.span, "item assignment");
+  env.vars[target] = g->apply(args, target, loc(s.span));
 }
 
 }  // namespace lower_detail

@@ -125,6 +125,11 @@ class FnLowerer {
   Node* keyword_call(Node* callee, std::vector<Node*> args, std::vector<std::pair<std::string, Node*>> kwargs,
                      const ast::Call& c, FuncGraph* g, const std::string& name);
   Node* subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name);
+  // `x[index] = v` with x a local name: x is rebound to the functional
+  // update (a SetItem adapter call), as MindSpore's graph mode does.
+  void store_subscript(const ast::Subscript& s, Node* v, FuncGraph* g, Env& env);
+  // The index parts of `s` into h.index, their values appended to args.
+  void index_parts(const ast::Subscript& s, FuncGraph* g, Env& env, HostAdapter& h, std::vector<Node*>& args);
   Node* lambda(const ast::Lambda& l, FuncGraph* g, Env& env);
   Node* if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name);
   Node* resolve_global(const std::string& dotted, const Span& s);

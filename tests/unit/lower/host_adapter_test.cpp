@@ -37,7 +37,8 @@ ir::ConstValue describe(const ir::HostAdapter& h) {
       s = "call|" + (callee ? (*callee)->name() : std::string("-")) + "|" + join(h.keywords);
       break;
     }
-    case K::GetItem: {
+    case K::GetItem:
+    case K::SetItem: {
       std::vector<std::string> parts;
       for (const auto& p : h.index) {
         if (p.kind == P::Value) parts.push_back("v");
@@ -46,7 +47,7 @@ ir::ConstValue describe(const ir::HostAdapter& h) {
         if (p.kind == P::Slice)
           parts.push_back(std::string("s") + (p.lower ? "1" : "0") + (p.upper ? "1" : "0") + (p.step ? "1" : "0"));
       }
-      s = std::string("getitem|") + (h.index_is_tuple ? "tuple|" : "") + join(parts);
+      s = std::string(h.kind == K::SetItem ? "setitem|" : "getitem|") + (h.index_is_tuple ? "tuple|" : "") + join(parts);
       break;
     }
   }
