@@ -77,7 +77,8 @@ Value tensor_list(std::vector<checkpoint::NamedTensor>& tensors, Object* tensor_
   std::vector<Value> out;
   out.reserve(tensors.size());
   for (auto& nt : tensors)
-    out.push_back(new_tuple({str_value(nt.name), wrap_tensor(static_cast<Class*>(tensor_cls), std::move(nt.tensor))}));
+    out.push_back(new_tuple({str_value(nt.name), wrap_tensor(static_cast<Class*>(tensor_cls),
+                                                             nt.tensor.to_device(kernels::default_device()))}));
   return new_list(std::move(out));
 }
 

@@ -65,9 +65,15 @@ auto checked(Interp& I, F&& f) -> decltype(f()) {
   }
 }
 
-const Tensor& tensor_arg(Interp& I, const Value& v, const char* fname) {
+// The engine works on the host: tensors come in through to_host and go out
+// to the default device (both no-ops on the CPU).
+Tensor tensor_arg(Interp& I, const Value& v, const char* fname) {
   if (!is_tensor(v)) raise_type_error(I, fmt::format("{}: expected a Tensor, got {}", fname, I.type_name(v)));
-  return tensor_of(v);
+  return tensor_of(v).to_host();
+}
+
+Value wrap_tensor_out(Class* cls, Tensor&& t) {
+  return wrap_tensor(cls, t.to_device(kernels::default_device()));
 }
 
 std::vector<Value> items_of(Interp& I, const Value& v, const char* fname) {
@@ -82,7 +88,7 @@ std::vector<double> floats_of(Interp& I, const Value& v, const char* fname) {
   return out;
 }
 
-Value wrap(DatasetState* s, Tensor&& t) { return wrap_tensor(s->tensor_cls, std::move(t)); }
+Value wrap(DatasetState* s, Tensor&& t) { return wrap_tensor_out(s->tensor_cls, std::move(t)); }
 
 // ("resize", h, w, "linear") and friends -> ImageOp; see vision.msl.
 ImageOp parse_op(Interp& I, const Value& spec) {
@@ -221,7 +227,7 @@ Value job_result(Interp& I, Args& a, Object*) {
   job->taken = true;
   std::vector<Tensor> rows = checked(I, [&] { return job->done.get(); });
   std::vector<Value> out;
-  for (auto& t : rows) out.push_back(wrap_tensor(job->tensor_cls, std::move(t)));
+  for (auto& t : rows) out.push_back(wrap_tensor_out(job->tensor_cls, std::move(t)));
   return new_list(std::move(out));
 }
 
@@ -359,7 +365,7 @@ Value stream_take(Interp& I, Args& a, Object*) {
   std::vector<Tensor> cols = checked(I, [&] { return job.get(); });
   std::vector<Value> out;
   out.reserve(cols.size());
-  for (auto& t : cols) out.push_back(wrap_tensor(s->tensor_cls, std::move(t)));
+  for (auto& t : cols) out.push_back(wrap_tensor_out(s->tensor_cls, std::move(t)));
   return new_list(std::move(out));
 }
 

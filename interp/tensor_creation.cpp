@@ -71,11 +71,14 @@ void fill_number(const Tensor& t, const Value& v) {
   }
 }
 
-Value make_filled(Interp& I, TensorClass* tc, DType d, const Dims& shape, const Value& v) {
+// Creation functions fill a CPU tensor and copy it to the tensor's device:
+// the default device, or the argument's for zeros_like / ones_like.
+Value make_filled(Interp& I, TensorClass* tc, DType d, const Dims& shape, const Value& v,
+                  kernels::Device* dev = kernels::default_device()) {
   return wrap_tensor(tc->tensor_cls, kernel_call(I, [&] {
                        Tensor t(d, shape);
                        fill_number(t, v);
-                       return t;
+                       return t.to_device(dev);
                      }));
 }
 
@@ -116,7 +119,7 @@ Value like(Interp& I, Args& a, Object* data, const char* fname, int64_t value) {
   if (!is_tensor(v[0])) raise_type_error(I, fmt::format("{}: x must be a Tensor, not {}", fname, I.type_name(v[0])));
   const Tensor& t = tensor_of(v[0]);
   return make_filled(I, static_cast<TensorClass*>(data), dtype_or(I, v[1], t.dtype(), fname), t.shape(),
-                     Value::integer(value));
+                     Value::integer(value), t.device());
 }
 
 Value f_zeros_like(Interp& I, Args& a, Object* data) { return like(I, a, data, "zeros_like", 0); }
@@ -158,7 +161,7 @@ Value f_arange(Interp& I, Args& a, Object* data) {
                          for (int64_t i = 0; i < n; ++i)
                            kernels::store_from_double(t.raw(), d, i, s0 + static_cast<double>(i) * st);
                        }
-                       return t;
+                       return t.to_device(kernels::default_device());
                      }));
 }
 
@@ -174,7 +177,7 @@ Value f_linspace(Interp& I, Args& a, Object* data) {
                        double step = n > 1 ? (s1 - s0) / static_cast<double>(n - 1) : 0;
                        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(s0 + static_cast<double>(i) * step);
                        if (n > 1) p[n - 1] = static_cast<float>(s1);
-                       return t;
+                       return t.to_device(kernels::default_device());
                      }));
 }
 
@@ -189,7 +192,7 @@ Value f_eye(Interp& I, Args& a, Object* data) {
                        Tensor t = Tensor::zeros(d, Dims{n, m});
                        for (int64_t i = 0; i < std::min(n, m); ++i)
                          kernels::store_from_double(t.raw(), d, i * m + i, 1);
-                       return t;
+                       return t.to_device(kernels::default_device());
                      }));
 }
 

@@ -398,7 +398,8 @@ std::string scalar_str(const Tensor& t) {
 
 }  // namespace
 
-std::string tensor_values_str(const Tensor& t) {
+std::string tensor_values_str(const Tensor& t_any) {
+  Tensor t = t_any.to_host();  // printing reads the values on the host
   if (t.ndim() == 0) return scalar_str(t);
   if (t.numel() == 0) return "[]";
   bool summarize = t.numel() > kThreshold;

@@ -245,7 +245,7 @@ struct ListBuilder {
     if (is_tensor(v)) {
       const Tensor& t = tensor_of(v);
       Tensor dst = Tensor::view(out, t.shape(), kernels::contiguous_strides(t.shape()), out.offset() + pos);
-      kernels::copy_strided(t, dst);
+      kernels::copy_strided(t.to_host(), dst);
       pos += t.numel();
       return;
     }
@@ -263,8 +263,8 @@ Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const ch
   if (is_tensor(v)) {
     const Tensor& src = tensor_of(v);
     return kernel_call(I, [&] {
-      Tensor t(dtype ? *dtype : src.dtype(), src.shape());
-      kernels::copy_strided(src, t);
+      Tensor t(dtype ? *dtype : src.dtype(), src.shape(), kernels::default_device());
+      kernels::copy_tensor(src, t);
       return t;
     });
   }
@@ -273,7 +273,7 @@ Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const ch
     return kernel_call(I, [&] {
       Tensor t(d, Dims{});
       store_number(t.raw(), d, 0, v);
-      return t;
+      return t.to_device(kernels::default_device());
     });
   }
   if (!is_seq(v))
@@ -292,7 +292,7 @@ Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const ch
     Tensor t(d, b.shape);
     int64_t pos = 0;
     if (n > 0) b.fill(v, t, pos);
-    return t;
+    return t.to_device(kernels::default_device());
   });
 }
 
@@ -387,11 +387,15 @@ Value build_list(Interp& I, const Tensor& t, int dim, int64_t off) {
 }  // namespace
 
 Value element_value(const Tensor& t, int64_t flat) {
-  return load_value(t.storage()->data, t.dtype(), t.offset() + kernels::strided_offset(t.shape(), t.strides(), flat));
+  int64_t at = t.offset() + kernels::strided_offset(t.shape(), t.strides(), flat);
+  if (t.on_cpu()) return load_value(t.storage()->data, t.dtype(), at);
+  Tensor h = Tensor::view(t, Dims{}, Dims{}, at).to_host();
+  return load_value(h.storage()->data, h.dtype(), h.offset());
 }
 
-Value tensor_to_list(Interp& I, const Tensor& t) {
-  check_result_size(I, static_cast<uint64_t>(t.numel()), kMaxResultItems);
+Value tensor_to_list(Interp& I, const Tensor& t_any) {
+  check_result_size(I, static_cast<uint64_t>(t_any.numel()), kMaxResultItems);
+  Tensor t = t_any.to_host();
   return build_list(I, t, 0, t.offset());
 }
 

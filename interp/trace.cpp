@@ -261,7 +261,7 @@ ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const
   state->graph = g;
   std::function<Value(const TraceInput&, const std::string&)> make_arg = [&](const TraceInput& in,
                                                                              const std::string& pname) -> Value {
-    if (in.is_tensor) return make_tracer(state, TensorSpec{in.dtype, in.shape}, g->add_param(pname));
+    if (in.is_tensor) return make_tracer(state, TensorSpec{in.dtype, in.shape, in.device}, g->add_param(pname));
     if (!in.is_tuple) return in.constant;
     std::vector<Value> items;
     for (size_t k = 0; k < in.items.size(); ++k)

@@ -58,14 +58,16 @@ struct TraceInput {
   bool is_tuple = false;
   kernels::DType dtype{};         // tensor
   kernels::Dims shape;            // tensor
+  kernels::DeviceType device = kernels::DeviceType::CPU;  // tensor
   std::vector<TraceInput> items;  // tuple
   Value constant;                 // otherwise: passed to fn as is
 
-  static TraceInput tensor(kernels::DType d, kernels::Dims s) {
+  static TraceInput tensor(kernels::DType d, kernels::Dims s, kernels::DeviceType dev = kernels::DeviceType::CPU) {
     TraceInput t;
     t.is_tensor = true;
     t.dtype = d;
     t.shape = s;
+    t.device = dev;
     return t;
   }
   static TraceInput value(Value v) {

@@ -83,7 +83,7 @@ bool operator==(const AbsValue& a, const AbsValue& b) {
   if (a.v.index() != b.v.index()) return false;
   if (auto x = a.get_if<AbsTensor>()) {
     auto y = b.get_if<AbsTensor>();
-    return x->dtype == y->dtype && x->shape == y->shape;
+    return x->dtype == y->dtype && x->shape == y->shape && x->device == y->device;
   }
   if (auto x = a.get_if<AbsScalar>()) {
     auto y = b.get_if<AbsScalar>();
@@ -105,7 +105,9 @@ bool operator==(const AbsValue& a, const AbsValue& b) {
   return true;  // the field-less kinds
 }
 
-AbsValue abs_tensor(kernels::DType dtype, kernels::Dims shape) { return AbsTensor{dtype, shape}; }
+AbsValue abs_tensor(kernels::DType dtype, kernels::Dims shape, kernels::DeviceType device) {
+  return AbsTensor{dtype, shape, device};
+}
 AbsValue abs_scalar(ScalarKind kind) { return AbsScalar{kind, std::nullopt}; }
 AbsValue abs_tuple(std::vector<AbsValue> items) { return AbsTuple{std::move(items)}; }
 
@@ -147,7 +149,9 @@ std::string to_string(const AbsValue& a) {
   struct V {
     std::string operator()(const AbsBottom&) const { return "Pending"; }
     std::string operator()(const AbsTensor& t) const {
-      return std::string("Tensor[") + kernels::dtype_display_name(t.dtype) + "]" + dims_str(t.shape);
+      std::string s = std::string("Tensor[") + kernels::dtype_display_name(t.dtype) + "]" + dims_str(t.shape);
+      if (t.device != kernels::DeviceType::CPU) s += std::string("@") + kernels::device_type_name(t.device);
+      return s;
     }
     std::string operator()(const AbsScalar& s) const {
       if (s.kind == ScalarKind::None) return "None";
@@ -222,7 +226,7 @@ std::optional<AbsValue> join(const AbsValue& a, const AbsValue& b, JoinFailure* 
     }
     return AbsValue(std::move(u));
   }
-  return fail();  // tensors that differ in dtype or shape
+  return fail();  // tensors that differ in dtype, shape or device
 }
 
 }  // namespace msl::jit

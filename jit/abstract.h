@@ -4,7 +4,9 @@
 // The lattice is MindSpore's AbstractBase family reduced to what MSL graphs
 // carry (Myia's abstract values have the same shape):
 //
-//   AbsTensor  dtype and static shape            Tensor[Float32](2, 3)
+//   AbsTensor  dtype, static shape and device    Tensor[Float32](2, 3)
+//              (printed after the shape when     Tensor[Float32](2, 3)@Debug
+//              not the CPU)
 //   AbsScalar  a Python scalar's kind, and its   Int64, Int64=3, Bool=True,
 //              value when it is a constant       Float32=0.5, String, None
 //   AbsTuple   one abstract value per item       (Tensor[Float32](2), Int64)
@@ -51,6 +53,9 @@ struct AbsValue;
 struct AbsTensor {
   kernels::DType dtype = kernels::DType::Float32;
   kernels::Dims shape;
+  // Part of the type: a graph specialized for CPU arguments is not reused
+  // for another device's.
+  kernels::DeviceType device = kernels::DeviceType::CPU;
 };
 
 enum class ScalarKind : uint8_t { Bool, Int, Float, Str, None };
@@ -123,7 +128,9 @@ inline bool operator!=(const AbsValue& a, const AbsValue& b) { return !(a == b);
 bool operator==(const AbsCallee& a, const AbsCallee& b);
 
 // Builders for the common cases.
-AbsValue abs_tensor(kernels::DType dtype, kernels::Dims shape);
+AbsValue abs_tensor(kernels::DType dtype, kernels::Dims shape,
+                    kernels::DeviceType device = kernels::DeviceType::CPU);
+inline AbsValue abs_tensor(const kernels::TensorSpec& s) { return abs_tensor(s.dtype, s.shape, s.device); }
 AbsValue abs_scalar(ScalarKind kind);
 // A constant scalar: bool, int64_t, double, std::string or NoneValue (other
 // constants have no scalar kind: see abstract_of_constant in specialize).

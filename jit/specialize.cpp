@@ -27,7 +27,7 @@ const std::vector<ir::Node*>& Specializer::order(const ir::FuncGraph* g) {
 
 AbsValue abstract_of_constant(const ir::ConstValue& v) {
   if (scalar_kind_of(v)) return abs_const(v);
-  if (auto t = std::get_if<kernels::Tensor>(&v)) return abs_tensor(t->dtype(), t->shape());
+  if (auto t = std::get_if<kernels::Tensor>(&v)) return abs_tensor(t->spec());
   if (auto g = std::get_if<ir::FuncGraph*>(&v)) return abs_graph_func(*g);
   AbsCallee c;
   if (auto p = std::get_if<ir::PrimRef>(&v)) {

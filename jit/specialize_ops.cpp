@@ -115,7 +115,7 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
     std::vector<TensorSpec> specs;
     for (const AbsValue& a : args) {
       if (auto t = a.get_if<AbsTensor>()) {
-        specs.push_back({t->dtype, t->shape});
+        specs.push_back({t->dtype, t->shape, t->device});
         continue;
       }
       ScalarKind k = a.get_if<AbsScalar>()->kind;
@@ -127,9 +127,9 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
     }
     std::vector<TensorSpec> out;
     kernels::infer(p.prim, specs, p.attrs, out);
-    if (out.size() == 1) return abs_tensor(out[0].dtype, out[0].shape);
+    if (out.size() == 1) return abs_tensor(out[0]);
     std::vector<AbsValue> items;
-    for (const TensorSpec& s : out) items.push_back(abs_tensor(s.dtype, s.shape));
+    for (const TensorSpec& s : out) items.push_back(abs_tensor(s));
     return abs_tuple(std::move(items));
   } catch (const kernels::KernelError& e) {
     fail(site, e.what());
@@ -175,7 +175,8 @@ std::optional<AbsValue> grad_add_abs(const AbsValue& a, const AbsValue& b) {
   auto sb = b.get_if<AbsScalar>();
   if (ta && tb) {
     if (ta->shape != tb->shape) return std::nullopt;
-    return abs_tensor(kernels::promote_types(ta->dtype, tb->dtype), ta->shape);
+    if (ta->device != tb->device) return std::nullopt;
+    return abs_tensor(kernels::promote_types(ta->dtype, tb->dtype), ta->shape, ta->device);
   }
   if (ta && sb && is_number(*sb)) return a;
   if (tb && sa && is_number(*sa)) return b;

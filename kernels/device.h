@@ -1,11 +1,16 @@
-// Devices and their allocators.
+// Devices.
 //
 // A Device allocates, frees and copies raw memory and can wait for its queued
-// work. The CPU device runs everything synchronously; the CUDA device (the
-// GPU back end) implements the same interface with a stream. Allocation goes
-// through a caching allocator: freed blocks are kept in per-size free lists
-// and reused, because training allocates the same sizes every step and
-// malloc/free of large blocks (page faults, zeroing) is slow.
+// work. Work is ordered by streams: a Stream is an opaque handle the device
+// understands (a cudaStream_t for a GPU); nullptr is the device's default
+// stream, and the CPU's only one (it runs everything synchronously).
+// Allocation goes through a CachingAllocator (caching_allocator.h).
+//
+// Host code reads and writes tensor memory only on the CPU device. Anything
+// else goes through copy_to_host / copy_from_host (Tensor::to_host,
+// Tensor::to_device); the kernels of a device run with its memory
+// accessible. The Debug device (device_debug.h, for tests) is host memory
+// that is unreadable outside its kernels, which makes any other access fail.
 #pragma once
 
 #include <cstddef>
@@ -14,22 +19,33 @@
 
 namespace msl::kernels {
 
-enum class DeviceType : uint8_t { CPU, CUDA };
+enum class DeviceType : uint8_t { CPU, CUDA, Debug };
+constexpr int kNumDeviceTypes = 3;
+// "CPU", "CUDA", "Debug".
+const char* device_type_name(DeviceType t);
+
+using Stream = void*;
 
 class Device {
  public:
+  explicit Device(DeviceType type) : type_(type) {}
   virtual ~Device() = default;
-  virtual DeviceType type() const = 0;
-  virtual std::string name() const = 0;  // "CPU", "GPU:0"
-  // At least `bytes` bytes, 64-byte aligned. Throws std::bad_alloc when the
-  // device is out of memory even after releasing its cache.
-  virtual void* allocate(size_t bytes) = 0;
-  virtual void deallocate(void* p, size_t bytes) = 0;
+  // Not virtual: eager dispatch checks it on every call.
+  DeviceType type() const { return type_; }
+  virtual std::string name() const = 0;  // "CPU", "GPU:0", "Debug"
+  // At least `bytes` bytes, 64-byte aligned, for work on `stream`. Throws
+  // std::bad_alloc when the device is out of memory even after releasing
+  // its cache.
+  virtual void* allocate(size_t bytes, Stream stream) = 0;
+  virtual void deallocate(void* p, size_t bytes, Stream stream) = 0;
   // Copies between this device and the host (or within this device).
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void copy_within(void* dst, const void* src, size_t bytes) = 0;
   virtual void synchronize() = 0;
+
+ private:
+  DeviceType type_;
 };
 
 // Statistics of a caching allocator, for tests and memory reports.
@@ -47,5 +63,12 @@ AllocatorStats cpu_allocator_stats();
 void cpu_allocator_release_cache();
 // Starts a new peak measurement: peak_bytes_in_use = bytes_in_use.
 void cpu_allocator_reset_peak();
+
+// The device new tensors of the language are made on (msl.Tensor(...),
+// creation ops, primitives without tensor inputs). The CPU, unless the
+// environment variable MSL_DEFAULT_DEVICE names another ("debug": the Debug
+// device) when it is first asked; that variable is for tests only.
+Device* default_device();
+void set_default_device(Device* d);
 
 }  // namespace msl::kernels

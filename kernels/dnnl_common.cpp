@@ -41,11 +41,11 @@ dnnl::memory::data_type dnnl_type(DType t) {
 }
 
 Scratch::Scratch(size_t bytes) : bytes_(bytes) {
-  if (bytes_) data_ = cpu_device()->allocate(bytes_);
+  if (bytes_) data_ = cpu_device()->allocate(bytes_, nullptr);
 }
 
 Scratch::~Scratch() {
-  if (data_) cpu_device()->deallocate(data_, bytes_);
+  if (data_) cpu_device()->deallocate(data_, bytes_, nullptr);
 }
 
 Key& Key::add(int64_t v) {

@@ -41,7 +41,8 @@ const char* npy_descr(DType t) {
 void write_npy(const std::string& path, const Tensor& t) {
   Tensor c = t.dtype() == DType::BFloat16 ? execute1(Prim::cast, std::span<const Tensor>(&t, 1),
                                                      Attrs{{"dtype", DType::Float32}})
-                                          : t.contiguous();
+                                          : t;
+  c = c.to_host().contiguous();
   std::string shape = "(";
   for (int i = 0; i < c.ndim(); ++i) shape += std::to_string(c.dim(i)) + (c.ndim() == 1 ? "," : i + 1 < c.ndim() ? ", " : "");
   shape += ")";

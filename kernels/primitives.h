@@ -22,6 +22,16 @@
 //   void cpu_<name>(const KernelArgs&)    the CPU kernel
 // Later layers add the gradient rule (stdlib/, by name), the GPU kernel and
 // the codegen rule against the same entry.
+//
+// Devices: a primitive has a kernel slot per DeviceType (PrimDef::kernels),
+// chosen by its inputs' device: CPU holds cpu_<name>; CUDA is empty until
+// the GPU back end fills it; Debug (device_debug.h) reuses the CPU kernel,
+// which the dispatcher runs inside a DebugAccess scope. All tensor inputs
+// must be on one device, except that a 0-d CPU tensor (a host scalar) goes
+// with any device's tensors: a kernel reads such an input on the host
+// (a GPU kernel takes it as a launch argument). Outputs are allocated on the
+// inputs' device; a primitive without tensor inputs (random_uniform) makes
+// them on the default device.
 #pragma once
 
 #include <span>
@@ -175,7 +185,7 @@ struct PrimDef {
   const char* attr_decl;
   PrimTrait trait;
   InferFn infer;
-  KernelFn cpu;
+  KernelFn kernels[kNumDeviceTypes];  // by DeviceType; null: no kernel on that device
 };
 
 const PrimDef& prim_def(Prim p);
@@ -189,7 +199,13 @@ const std::vector<AttrSpec>& prim_attrs(Prim p);
 // Infers the output specs of `p` (checking arity and attribute names first).
 void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vector<TensorSpec>& out);
 
-// Runs `p` eagerly on the CPU: infers, allocates outputs, runs the kernel.
+// The device a primitive with inputs on `in`'s devices runs on (0-d CPU
+// tensors go with any device; none at all: the default device); throws
+// ValueError naming both devices when two inputs are on different ones.
+Device* common_device(const char* prim, std::span<const Tensor> in);
+DeviceType common_device_type(const char* prim, std::span<const TensorSpec> in);
+
+// Runs `p` eagerly on its inputs' device: infers, allocates outputs, runs the kernel.
 // Nothing is computed or allocated when inference fails.
 // `out` receives the outputs (resized to the output count).
 void execute(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::vector<Tensor>& out);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "kernels/device_debug.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/dump.h"
@@ -18,11 +19,14 @@ namespace {
 
 const PrimDef kPrimDefs[] = {
 #define MSL_X(name, ni, no, kind, attrs, trait) \
-  {#name, ni, no, PrimKind::kind, attrs, PrimTrait::trait, &infer_##name, &cpu_##name},
+  {#name, ni, no, PrimKind::kind, attrs, PrimTrait::trait, &infer_##name, {&cpu_##name, nullptr, &cpu_##name}},
     MSL_PRIMITIVES(MSL_X)
 #undef MSL_X
 };
 static_assert(sizeof(kPrimDefs) / sizeof(kPrimDefs[0]) == kNumPrims);
+// The kernel table's order.
+static_assert(static_cast<int>(DeviceType::CPU) == 0 && static_cast<int>(DeviceType::CUDA) == 1 &&
+              static_cast<int>(DeviceType::Debug) == 2 && kNumDeviceTypes == 3);
 
 constexpr int kMaxOutputs = 3;
 #define MSL_X(name, ni, no, kind, attrs, trait) static_assert(no <= kMaxOutputs);
@@ -76,11 +80,59 @@ bool find_prim(std::string_view name, Prim& out) {
 
 const std::vector<AttrSpec>& prim_attrs(Prim p) { return all_attr_specs()[static_cast<int>(p)]; }
 
+[[noreturn]] void throw_mixed_devices(const char* prim, DeviceType a, DeviceType b) {
+  throw ValueError(fmt::format("{}: input tensors are on different devices, {} and {} (move one with to_device)", prim,
+                               device_type_name(a), device_type_name(b)));
+}
+
+Device* common_device(const char* prim, std::span<const Tensor> in) {
+  Device* dev = nullptr;
+  bool by_scalar = false;  // chosen by 0-d CPU tensors only: any other device replaces it
+  for (const Tensor& t : in) {
+    if (!t.defined()) continue;
+    Device* d = t.device();
+    bool host_scalar = d->type() == DeviceType::CPU && t.ndim() == 0;
+    if (d == dev) {
+      by_scalar = by_scalar && host_scalar;
+      continue;
+    }
+    if (!dev || (by_scalar && !host_scalar)) {
+      dev = d;
+      by_scalar = host_scalar;
+      continue;
+    }
+    if (!host_scalar) throw_mixed_devices(prim, dev->type(), d->type());
+  }
+  return dev ? dev : default_device();
+}
+
+DeviceType common_device_type(const char* prim, std::span<const TensorSpec> in) {
+  bool any = false, by_scalar = false;
+  DeviceType dev = DeviceType::CPU;
+  for (const TensorSpec& t : in) {
+    bool host_scalar = t.device == DeviceType::CPU && t.shape.empty();
+    if (any && t.device == dev) {
+      by_scalar = by_scalar && host_scalar;
+      continue;
+    }
+    if (!any || (by_scalar && !host_scalar)) {
+      any = true;
+      dev = t.device;
+      by_scalar = host_scalar;
+      continue;
+    }
+    if (!host_scalar) throw_mixed_devices(prim, dev, t.device);
+  }
+  return any ? dev : default_device()->type();
+}
+
 void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vector<TensorSpec>& out) {
   check_call(p, in.size(), attrs);
   const PrimDef& d = prim_def(p);
+  DeviceType dev = common_device_type(d.name, in);
   out.assign(static_cast<size_t>(d.outputs), TensorSpec{});
   d.infer(InferArgs{p, in, attrs, out});
+  for (TensorSpec& s : out) s.device = dev;
 }
 
 namespace {
@@ -103,20 +155,27 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
   }
   for (auto& t : in)
     if (!t.defined()) throw ValueError(fmt::format("{}: an input tensor is empty (undefined)", d.name));
+  Device* dev = common_device(d.name, in);
+  KernelFn kernel = d.kernels[static_cast<int>(dev->type())];
+  if (!kernel) throw ValueError(fmt::format("{}: no kernel for device {}", d.name, dev->name()));
   std::span<TensorSpec> specs(specs_buf, static_cast<size_t>(d.outputs));
   d.infer(InferArgs{p, in_specs, attrs, specs});
   switch (d.kind) {
     case PrimKind::Compute:
-      for (int i = 0; i < d.outputs; ++i) out[i] = Tensor(specs[i].dtype, specs[i].shape);
+      for (int i = 0; i < d.outputs; ++i) out[i] = Tensor(specs[i].dtype, specs[i].shape, dev);
       break;
     case PrimKind::InPlace: out[0] = in[0]; break;
     case PrimKind::View: break;
   }
-  if (!profiling()) {
-    d.cpu(KernelArgs{p, in, attrs, out});
+  if (dev->type() == DeviceType::Debug) {
+    // The CPU kernel, "inside" the device: its memory is readable meanwhile.
+    DebugAccess scope(in, out);
+    kernel(KernelArgs{p, in, attrs, out});
+  } else if (!profiling()) {
+    kernel(KernelArgs{p, in, attrs, out});
   } else {
     auto start = std::chrono::steady_clock::now();
-    d.cpu(KernelArgs{p, in, attrs, out});
+    kernel(KernelArgs{p, in, attrs, out});
     profile_record(p, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
                           .count());
   }

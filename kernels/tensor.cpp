@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/errors.h"
+#include "kernels/primitives.h"
 
 namespace msl::kernels {
 
@@ -65,8 +66,8 @@ Dims contiguous_strides(const Dims& shape) {
 
 // --------------------------------------------------------------- Storage
 
-Storage::Storage(Device* dev, size_t n) : device(dev), data(dev->allocate(n)), bytes(n) {}
-Storage::~Storage() { device->deallocate(data, bytes); }
+Storage::Storage(Device* dev, size_t n, Stream s) : device(dev), stream(s), data(dev->allocate(n, s)), bytes(n) {}
+Storage::~Storage() { device->deallocate(data, bytes, stream); }
 
 // ---------------------------------------------------------------- Tensor
 
@@ -175,12 +176,45 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_, device());
-  copy_strided(*this, t);
+  copy_tensor(*this, t);
   return t;
 }
 
 double Tensor::item_at(int64_t i) const {
-  return load_as_double(storage_->data, dtype_, offset_ + strided_offset(shape_, strides_, i));
+  int64_t at = offset_ + strided_offset(shape_, strides_, i);
+  if (on_cpu()) return load_as_double(storage_->data, dtype_, at);
+  alignas(8) char buf[16];
+  storage_->device->copy_to_host(buf, static_cast<char*>(storage_->data) + at * static_cast<int64_t>(itemsize()),
+                                 itemsize());
+  return load_as_double(buf, dtype_, 0);
+}
+
+Tensor Tensor::to_host() const {
+  if (!storage_ || on_cpu()) return *this;
+  // The element range [lo, hi] the view reaches, copied to a CPU storage of
+  // its own; the host tensor keeps the strides.
+  int64_t lo = offset_, hi = offset_;
+  if (numel() == 0) hi = lo - 1;
+  else
+    for (int i = 0; i < shape_.size(); ++i) {
+      int64_t reach = (shape_[i] - 1) * strides_[i];
+      (reach < 0 ? lo : hi) += reach;
+    }
+  int64_t n = hi - lo + 1;
+  Tensor host(dtype_, Dims{n});
+  if (n > 0)
+    storage_->device->copy_to_host(host.raw(), static_cast<char*>(storage_->data) + lo * static_cast<int64_t>(itemsize()),
+                                   static_cast<size_t>(n) * itemsize());
+  return view(host, shape_, strides_, offset_ - lo);
+}
+
+Tensor Tensor::to_device(Device* dev) const {
+  if (device() == dev) return *this;
+  if (dev->type() == DeviceType::CPU) return to_host().contiguous();
+  Tensor src = to_host().contiguous();
+  Tensor t(dtype_, shape_, dev);
+  if (t.nbytes()) dev->copy_from_host(t.raw(), src.raw(), t.nbytes());
+  return t;
 }
 
 double Tensor::item() const {
@@ -199,6 +233,17 @@ int64_t strided_offset(const Dims& shape, const Dims& strides, int64_t flat) {
     flat /= d;
   }
   return off;
+}
+
+void copy_tensor(const Tensor& src, const Tensor& dst) {
+  if (dst.on_cpu()) {
+    copy_strided(src.to_host(), dst);
+    return;
+  }
+  if (src.shape() != dst.shape())
+    throw ShapeError(fmt::format("copy: shapes {} and {} differ", src.shape().str(), dst.shape().str()));
+  Tensor in[2] = {dst, src.to_device(dst.device())};
+  execute1(Prim::assign, in);
 }
 
 void copy_strided(const Tensor& src, const Tensor& dst) {

@@ -54,23 +54,26 @@ class Dims {
 Dims contiguous_strides(const Dims& shape);
 
 // The buffer behind one or more tensors. Thread-safe reference count: data
-// pipeline workers make tensors too.
+// pipeline workers make tensors too. `stream` is the stream of the device its
+// memory was allocated on and is freed on (the default stream for now).
 struct Storage {
-  Storage(Device* dev, size_t bytes);
+  Storage(Device* dev, size_t bytes, Stream stream = nullptr);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   std::atomic<int32_t> refcount{0};
   Device* device;
+  Stream stream;
   void* data;
   size_t bytes;
 };
 
-// The dtype and shape of a tensor without its data: what shape inference
-// consumes and produces.
+// The dtype, shape and device of a tensor without its data: what shape
+// inference consumes and produces (the device is the inputs' device).
 struct TensorSpec {
   DType dtype = DType::Float32;
   Dims shape;
+  DeviceType device = DeviceType::CPU;
 };
 
 class Tensor {
@@ -100,14 +103,18 @@ class Tensor {
   int64_t numel() const { return shape_.product(); }
   size_t itemsize() const { return dtype_size(dtype_); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
-  TensorSpec spec() const { return {dtype_, shape_}; }
+  TensorSpec spec() const { return {dtype_, shape_, storage_ ? storage_->device->type() : DeviceType::CPU}; }
   Device* device() const { return storage_ ? storage_->device : nullptr; }
   Storage* storage() const { return storage_; }
   bool is_contiguous() const;
   // True when both share storage (a write to one may change the other).
   bool shares_storage(const Tensor& o) const { return storage_ && storage_ == o.storage_; }
 
-  // Address of element 0 (storage data + offset).
+  bool on_cpu() const { return storage_->device->type() == DeviceType::CPU; }
+
+  // Address of element 0 (storage data + offset). Host code may read or
+  // write through it only for CPU tensors (or inside a kernel of the
+  // tensor's device); anything else goes through to_host / to_device.
   void* raw() const { return static_cast<char*>(storage_->data) + offset_ * static_cast<int64_t>(itemsize()); }
   template <class T>
   T* data() const { return static_cast<T*>(raw()); }
@@ -117,9 +124,17 @@ class Tensor {
   Tensor contiguous() const;
   // A new contiguous copy, never sharing storage.
   Tensor clone() const;
-  // Element at flat (row-major) index i of the logical tensor, as double.
+  // Element at flat (row-major) index i of the logical tensor, as double
+  // (read through the device's copy_to_host off the CPU).
   double item_at(int64_t i) const;
   double item() const;  // the only element; ValueError unless numel()==1
+
+  // The one path between devices and the host. to_host: this tensor itself
+  // on the CPU, else a CPU copy with the same geometry (only the elements
+  // the view reaches are copied). to_device: a contiguous copy on `dev`
+  // (this tensor itself when it is already there).
+  Tensor to_host() const;
+  Tensor to_device(Device* dev) const;
 
  private:
   void release();
@@ -134,7 +149,13 @@ class Tensor {
 int64_t strided_offset(const Dims& shape, const Dims& strides, int64_t flat);
 
 // Copies src into dst elementwise (same shape; any strides and dtypes, with
-// conversion). The generic fallback that movement and cast kernels use.
+// conversion). The generic fallback that movement and cast kernels use: it
+// reads and writes memory directly, so it runs on CPU tensors or inside a
+// kernel of their device (DebugAccess); host code with tensors of any device
+// calls copy_tensor.
 void copy_strided(const Tensor& src, const Tensor& dst);
+// copy_strided for tensors on any devices (src is moved to dst's device
+// first; a non-CPU dst is written by the assign primitive).
+void copy_tensor(const Tensor& src, const Tensor& dst);
 
 }  // namespace msl::kernels

@@ -40,9 +40,11 @@ class LayoutChooser {
     return it == sp_.types.end() ? nullptr : it->second.get_if<AbsTensor>();
   }
 
-  // A float32 NCHW tensor whose channels fill whole blocks.
+  // A float32 NCHW CPU tensor whose channels fill whole blocks (the blocked
+  // layout is oneDNN's on the CPU; other devices keep NCHW).
   bool blockable(const AbsTensor* t) const {
-    return t && t->dtype == kernels::DType::Float32 && t->shape.size() == 4 && t->shape[1] > 0 &&
+    return t && t->device == kernels::DeviceType::CPU && t->dtype == kernels::DType::Float32 &&
+           t->shape.size() == 4 && t->shape[1] > 0 &&
            t->shape[1] % b_ == 0 && t->shape.product() > 0;
   }
 
