@@ -11,6 +11,7 @@
 #include "interp/nodes.h"
 #include "interp/set_order.h"
 #include "interp/tensor_object.h"
+#include "lang/python_number.h"
 
 namespace msl {
 
@@ -476,106 +477,35 @@ static BinOpNames binop_names(const Interp::Names& n, BinOp op) {
   return {n.__add__, n.__radd__, n.__iadd__};
 }
 
-[[noreturn]] static void overflow(Interp& I) { I.raise(I.exception_class("OverflowError").get(), "integer overflow"); }
 
-static int64_t int_pow(Interp& I, int64_t base, int64_t exp) {
-  int64_t result = 1;
-  while (exp > 0) {
-    if (exp & 1)
-      if (__builtin_mul_overflow(result, base, &result)) overflow(I);
-    exp >>= 1;
-    if (exp && __builtin_mul_overflow(base, base, &base)) overflow(I);
+static py::Number number_of(const Value& v) {
+  if (v.is_float()) return v.as_float();
+  if (v.is_bool()) return v.as_bool();
+  return v.as_int();
+}
+
+static Value value_of(const py::Number& n) {
+  if (auto i = std::get_if<int64_t>(&n)) return Value::integer(*i);
+  if (auto b = std::get_if<bool>(&n)) return Value::boolean(*b);
+  return Value::number(std::get<double>(n));
+}
+
+// The result of Python arithmetic (lang/python_number.h) as a value, or its
+// error raised; Undef for an operation numbers do not have (@).
+static Value arith_value(Interp& I, const py::ArithResult& r) {
+  switch (r.error) {
+    case py::ArithError::None: return value_of(r.value);
+    case py::ArithError::ZeroDivision: I.raise(I.exception_class("ZeroDivisionError").get(), r.message);
+    case py::ArithError::Overflow: I.raise(I.exception_class("OverflowError").get(), r.message);
+    case py::ArithError::Domain: I.raise(I.exception_class("ValueError").get(), r.message);
+    case py::ArithError::Unsupported: break;
   }
-  return result;
+  return Value::undef();
 }
 
 // Arithmetic on two numbers (int, bool or float). Returns Undef for unsupported ops.
 static Value numeric(Interp& I, BinOp op, const Value& a, const Value& b) {
-  auto zde = [&](const char* msg) { I.raise(I.exception_class("ZeroDivisionError").get(), msg); };
-  if (!a.is_float() && !b.is_float()) {
-    int64_t x = ival(a), y = ival(b), z;
-    switch (op) {
-      case BinOp::Add:
-        if (__builtin_add_overflow(x, y, &z)) overflow(I);
-        return Value::integer(z);
-      case BinOp::Sub:
-        if (__builtin_sub_overflow(x, y, &z)) overflow(I);
-        return Value::integer(z);
-      case BinOp::Mul:
-        if (__builtin_mul_overflow(x, y, &z)) overflow(I);
-        return Value::integer(z);
-      case BinOp::Div:
-        if (y == 0) zde("division by zero");
-        return Value::number(static_cast<double>(x) / static_cast<double>(y));
-      case BinOp::FloorDiv: {
-        if (y == 0) zde("integer division or modulo by zero");
-        if (x == INT64_MIN && y == -1) overflow(I);
-        int64_t q = x / y;
-        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-        return Value::integer(q);
-      }
-      case BinOp::Mod: {
-        if (y == 0) zde("integer modulo by zero");
-        if (y == -1) return Value::integer(0);
-        int64_t r = x % y;
-        if (r != 0 && ((r < 0) != (y < 0))) r += y;
-        return Value::integer(r);
-      }
-      case BinOp::Pow:
-        if (y < 0) {
-          if (x == 0) zde("0.0 cannot be raised to a negative power");
-          return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
-        }
-        return Value::integer(int_pow(I, x, y));
-      case BinOp::LShift:
-        if (y < 0) I.raise(I.exception_class("ValueError").get(), "negative shift count");
-        if (x == 0) return Value::integer(0);
-        if (y >= 63 || (x > 0 ? x > (INT64_MAX >> y) : x < (INT64_MIN >> y))) overflow(I);
-        return Value::integer(static_cast<int64_t>(static_cast<uint64_t>(x) << y));
-      case BinOp::RShift:
-        if (y < 0) I.raise(I.exception_class("ValueError").get(), "negative shift count");
-        return Value::integer(y >= 63 ? (x < 0 ? -1 : 0) : x >> y);
-      case BinOp::BitAnd:
-        if (a.is_bool() && b.is_bool()) return Value::boolean(x & y);
-        return Value::integer(x & y);
-      case BinOp::BitOr:
-        if (a.is_bool() && b.is_bool()) return Value::boolean(x | y);
-        return Value::integer(x | y);
-      case BinOp::BitXor:
-        if (a.is_bool() && b.is_bool()) return Value::boolean(x ^ y);
-        return Value::integer(x ^ y);
-      case BinOp::MatMul: return Value::undef();
-    }
-  }
-  double x = num(a), y = num(b);
-  switch (op) {
-    case BinOp::Add: return Value::number(x + y);
-    case BinOp::Sub: return Value::number(x - y);
-    case BinOp::Mul: return Value::number(x * y);
-    case BinOp::Div:
-      if (y == 0) zde("float division by zero");
-      return Value::number(x / y);
-    case BinOp::FloorDiv:
-      if (y == 0) zde("float floor division by zero");
-      return Value::number(std::floor(x / y));
-    case BinOp::Mod: {
-      if (y == 0) zde("float modulo");
-      double r = std::fmod(x, y);
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
-      else if (r == 0) r = std::copysign(0.0, y);
-      return Value::number(r);
-    }
-    case BinOp::Pow: {
-      if (x == 0 && y < 0) zde("0.0 cannot be raised to a negative power");
-      if (x < 0 && y != std::floor(y))
-        I.raise(I.exception_class("ValueError").get(), "math domain error (negative number raised to a fractional power)");
-      double r = std::pow(x, y);
-      if (std::isinf(r) && std::isfinite(x) && std::isfinite(y))
-        I.raise(I.exception_class("OverflowError").get(), "(34, 'Numerical result out of range')");
-      return Value::number(r);
-    }
-    default: return Value::undef();
-  }
+  return arith_value(I, py::binary(op, number_of(a), number_of(b)));
 }
 
 static Value repeat_seq(Interp& I, const Value& seq, int64_t n) {
@@ -726,11 +656,7 @@ Value Interp::unary(ast::UnaryOp op, const Value& v) {
   switch (op) {
     case ast::UnaryOp::Not: return Value::boolean(!truthy(v));
     case ast::UnaryOp::Neg:
-      if (v.is_int() || v.is_bool()) {
-        if (ival(v) == INT64_MIN) overflow(*this);
-        return Value::integer(-ival(v));
-      }
-      if (v.is_float()) return Value::number(-v.as_float());
+      if (v.is_int() || v.is_bool() || v.is_float()) return arith_value(*this, py::negate(number_of(v)));
       if (Value* m = user_method(*this, v, names_->__neg__)) return bind_call(*this, *m, v);
       break;
     case ast::UnaryOp::Pos:
@@ -753,18 +679,8 @@ Value Interp::unary(ast::UnaryOp op, const Value& v) {
 // types are not ordered against each other.
 static int cmp3(Interp& I, const Value& a, const Value& b, bool& ok) {
   ok = true;
-  if (is_number(a) && is_number(b)) {
-    if (a.is_float() || b.is_float()) {
-      double x = num(a), y = num(b);
-      if (std::isnan(x) || std::isnan(y)) {
-        ok = false;  // callers treat NaN as unordered: every comparison false
-        return 0;
-      }
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-    int64_t x = ival(a), y = ival(b);
-    return x < y ? -1 : (x > y ? 1 : 0);
-  }
+  // Callers treat NaN as unordered (ok false): every comparison false.
+  if (is_number(a) && is_number(b)) return py::compare(number_of(a), number_of(b), ok);
   if (a.is(Kind::Str) && b.is(Kind::Str)) {
     int c = a.as<Str>()->s.compare(b.as<Str>()->s);
     return c < 0 ? -1 : (c > 0 ? 1 : 0);

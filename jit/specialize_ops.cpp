@@ -53,7 +53,7 @@ AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
   std::optional<ir::ConstValue> r;
   try {
     r = ir::python_scalar_op(p, nums);
-  } catch (const ir::ScalarDivisionError& e) {
+  } catch (const ir::ScalarArithmeticError& e) {
     throw kernels::ValueError(e.what());
   }
   if (!r) throw kernels::ValueError(std::string("cannot fold ") + kernels::prim_name(p) + " of these constants");

@@ -101,7 +101,7 @@ bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) 
   std::optional<ir::ConstValue> r;
   try {
     r = ir::python_scalar_op(p, nums);
-  } catch (const ir::ScalarDivisionError& e) {
+  } catch (const ir::ScalarArithmeticError& e) {
     fail(e.what());
   }
   if (!r) return false;

@@ -1,7 +1,7 @@
 // Python scalar arithmetic (see python_scalar.h).
 #include "lang/ir/python_scalar.h"
 
-#include <cmath>
+#include "lang/python_number.h"
 
 namespace msl::ir {
 
@@ -20,51 +20,55 @@ bool is_scalar_arithmetic(Prim p, size_t n) {
   }
 }
 
+namespace {
+
+bool as_number(const ConstValue& v, py::Number& out) {
+  if (auto n = std::get_if<int64_t>(&v)) out = *n;
+  else if (auto b = std::get_if<bool>(&v)) out = *b;
+  else if (auto d = std::get_if<double>(&v)) out = *d;
+  else return false;
+  return true;
+}
+
+ConstValue from_number(const py::Number& n) {
+  if (auto i = std::get_if<int64_t>(&n)) return *i;
+  if (auto b = std::get_if<bool>(&n)) return *b;
+  return std::get<double>(n);
+}
+
+ConstValue checked(const py::ArithResult& r) {
+  if (r.error == py::ArithError::ZeroDivision) throw ScalarDivisionError(r.message);
+  if (!r.ok()) throw ScalarArithmeticError(r.message);
+  return from_number(r.value);
+}
+
+}  // namespace
+
 std::optional<ConstValue> python_scalar_op(Prim p, std::span<const ConstValue> args) {
   if (!is_scalar_arithmetic(p, args.size())) return std::nullopt;
-  bool all_int = true;
-  double v[2] = {0, 0};
-  int64_t iv[2] = {0, 0};
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (auto n = std::get_if<int64_t>(&args[i])) {
-      iv[i] = *n;
-      v[i] = static_cast<double>(*n);
-    } else if (auto b = std::get_if<bool>(&args[i])) {
-      iv[i] = *b;
-      v[i] = *b;
-    } else if (auto d = std::get_if<double>(&args[i])) {
-      all_int = false;
-      v[i] = *d;
-    } else {
-      return std::nullopt;
-    }
-  }
-  auto num = [&](double d, int64_t i) -> ConstValue { return all_int ? ConstValue(i) : ConstValue(d); };
-  if (args.size() == 1) return num(-v[0], -iv[0]);
+  py::Number x, y;
+  if (!as_number(args[0], x)) return std::nullopt;
+  if (args.size() == 1) return checked(py::negate(x));
+  if (!as_number(args[1], y)) return std::nullopt;
+  using ast::BinOp;
   switch (p) {
-    case Prim::add: return num(v[0] + v[1], iv[0] + iv[1]);
-    case Prim::sub: return num(v[0] - v[1], iv[0] - iv[1]);
-    case Prim::mul: return num(v[0] * v[1], iv[0] * iv[1]);
-    case Prim::div:
-      if (v[1] == 0) throw ScalarDivisionError("division by zero");
-      return ConstValue(v[0] / v[1]);
-    case Prim::floordiv:
-    case Prim::mod: {
-      if (v[1] == 0) throw ScalarDivisionError("integer division or modulo by zero");
-      if (all_int) {
-        int64_t q = iv[0] / iv[1];
-        if ((iv[0] % iv[1] != 0) && ((iv[0] < 0) != (iv[1] < 0))) --q;
-        return ConstValue(p == Prim::floordiv ? q : iv[0] - q * iv[1]);
-      }
-      double q = std::floor(v[0] / v[1]);
-      return ConstValue(p == Prim::floordiv ? q : v[0] - q * v[1]);
-    }
-    case Prim::less: return ConstValue(v[0] < v[1]);
-    case Prim::less_equal: return ConstValue(v[0] <= v[1]);
-    case Prim::greater: return ConstValue(v[0] > v[1]);
-    case Prim::greater_equal: return ConstValue(v[0] >= v[1]);
-    case Prim::equal: return ConstValue(v[0] == v[1]);
-    default: return ConstValue(v[0] != v[1]);  // not_equal
+    case Prim::add: return checked(py::binary(BinOp::Add, x, y));
+    case Prim::sub: return checked(py::binary(BinOp::Sub, x, y));
+    case Prim::mul: return checked(py::binary(BinOp::Mul, x, y));
+    case Prim::div: return checked(py::binary(BinOp::Div, x, y));
+    case Prim::floordiv: return checked(py::binary(BinOp::FloorDiv, x, y));
+    case Prim::mod: return checked(py::binary(BinOp::Mod, x, y));
+    default: break;
+  }
+  bool ordered;
+  int c = py::compare(x, y, ordered);
+  switch (p) {
+    case Prim::less: return ConstValue(ordered && c < 0);
+    case Prim::less_equal: return ConstValue(ordered && c <= 0);
+    case Prim::greater: return ConstValue(ordered && c > 0);
+    case Prim::greater_equal: return ConstValue(ordered && c >= 0);
+    case Prim::equal: return ConstValue(ordered && c == 0);
+    default: return ConstValue(!ordered || c != 0);  // not_equal
   }
 }
 
