@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "kernels/device_debug.h"
 #include "kernels/errors.h"
+#include "kernels/primitives.h"
 #include "lang/ir/func_graph.h"
 
 namespace msl::jit {
@@ -19,6 +21,8 @@ std::vector<kernels::Tensor> FusedElementwise::run(std::vector<kernels::Tensor> 
     if (sum_shapes_[k].product() != program_.reductions[k].how.elements())
       throw kernels::ShapeError(fmt::format("{}: sum {} has shape {} but {} elements", name(), k, sum_shapes_[k].str(),
                                             program_.reductions[k].how.elements()));
+  // A host kernel of the inputs' device (run_host_kernel): its outputs go there.
+  kernels::Device* dev = kernels::common_device(name().c_str(), inputs);
   std::vector<kernels::Tensor> dense, outs;
   std::vector<const float*> ptrs;
   std::vector<float*> out_ptrs;
@@ -46,21 +50,20 @@ std::vector<kernels::Tensor> FusedElementwise::run(std::vector<kernels::Tensor> 
       throw kernels::ShapeError(fmt::format("{}: input {} is {} {}, expected float32 with {} elements", name(), k,
                                               kernels::dtype_name(t.dtype()), t.shape().str(), want));
     dense.push_back(t.is_contiguous() ? t : t.contiguous());
-    ptrs.push_back(dense.back().data<float>());
   }
   for (size_t k = 0; k < program_.outputs.size(); ++k) {
     if (k < reusable.size())
       outs.push_back(kernels::Tensor::view(inputs[reusable[k]], shape_, kernels::contiguous_strides(shape_), 0));
     else
-      outs.emplace_back(kernels::DType::Float32, shape_);
-    out_ptrs.push_back(outs.back().data<float>());
+      outs.emplace_back(kernels::DType::Float32, shape_, dev);
   }
-  for (const kernels::Dims& d : sum_shapes_) {
-    outs.emplace_back(kernels::DType::Float32, d);
-    out_ptrs.push_back(outs.back().data<float>());
-  }
+  for (const kernels::Dims& d : sum_shapes_) outs.emplace_back(kernels::DType::Float32, d, dev);
+  for (const kernels::Tensor& t : dense) ptrs.push_back(t.data<float>());
+  for (const kernels::Tensor& t : outs) out_ptrs.push_back(t.data<float>());
   std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });
-  codegen::ElementwiseJit::run(fn_, program_, ptrs.data(), out_ptrs.data(), shape_.product());
+  kernels::run_host_kernel(name().c_str(), dev, dense, outs, [&] {
+    codegen::ElementwiseJit::run(fn_, program_, ptrs.data(), out_ptrs.data(), shape_.product());
+  });
   return outs;
 }
 

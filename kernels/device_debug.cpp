@@ -2,6 +2,9 @@
 // kernels run in, and the fault handler.
 #include "kernels/device_debug.h"
 
+#include <fmt/format.h>
+
+#include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +18,8 @@
 #include <new>
 #include <utility>
 #include <vector>
+
+#include "kernels/errors.h"
 
 namespace msl::kernels {
 
@@ -83,6 +88,9 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   int n = std::snprintf(msg, sizeof msg, "debug device: host access to device memory at %p, storage of %zu bytes\n",
                         info->si_addr, b->bytes);
   if (n > 0) (void)!write(2, msg, static_cast<size_t>(n));
+  // Where the read came from (addr2line -e msl -f -C +OFFSET names the line).
+  void* frames[32];
+  backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
   signal(SIGABRT, SIG_DFL);
   std::abort();
 }
@@ -183,6 +191,10 @@ DebugAccess::~DebugAccess() {
     if (it != g_blocks->end() && it->second.generation == r.second) close_locked(r.first, it->second);
   }
   t_scopes.pop_back();
+}
+
+void throw_no_host_kernel(const char* what, Device* dev) {
+  throw ValueError(fmt::format("{}: no kernel for device {}", what, dev->name()));
 }
 
 size_t debug_device_live_blocks() {

@@ -37,6 +37,23 @@ class DebugAccess {
   DebugAccess& operator=(const DebugAccess&) = delete;
 };
 
+// Runs `kernel`, host code that reads `in` and writes `out`, as a kernel of
+// `dev`: directly on the CPU, inside a DebugAccess scope on the Debug
+// device. For host kernels outside the registry (graph mode's fused loops);
+// other devices have none (ValueError naming `what`).
+[[noreturn]] void throw_no_host_kernel(const char* what, Device* dev);
+template <class F>
+void run_host_kernel(const char* what, Device* dev, std::span<const Tensor> in, std::span<const Tensor> out,
+                     F&& kernel) {
+  if (dev->type() == DeviceType::CPU) {
+    kernel();
+  } else if (dev->type() == DeviceType::Debug) {
+    DebugAccess scope(in, out);
+    kernel();
+  } else {
+    throw_no_host_kernel(what, dev);
+  }
+}
 // Installs the fault handler now (the device installs it on its first
 // allocation): for a test whose framework replaced it meanwhile.
 void debug_device_install_fault_handler();

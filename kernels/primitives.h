@@ -30,8 +30,8 @@
 // must be on one device, except that a 0-d CPU tensor (a host scalar) goes
 // with any device's tensors: a kernel reads such an input on the host
 // (a GPU kernel takes it as a launch argument). Outputs are allocated on the
-// inputs' device; a primitive without tensor inputs (random_uniform) makes
-// them on the default device.
+// inputs' device; a primitive without tensor inputs (random_uniform) or with
+// host scalars only runs on the default device.
 #pragma once
 
 #include <span>
@@ -200,7 +200,7 @@ const std::vector<AttrSpec>& prim_attrs(Prim p);
 void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vector<TensorSpec>& out);
 
 // The device a primitive with inputs on `in`'s devices runs on (0-d CPU
-// tensors go with any device; none at all: the default device); throws
+// tensors go with any device; none or only those: the default device); throws
 // ValueError naming both devices when two inputs are on different ones.
 Device* common_device(const char* prim, std::span<const Tensor> in);
 DeviceType common_device_type(const char* prim, std::span<const TensorSpec> in);

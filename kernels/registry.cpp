@@ -103,7 +103,9 @@ Device* common_device(const char* prim, std::span<const Tensor> in) {
     }
     if (!host_scalar) throw_mixed_devices(prim, dev->type(), d->type());
   }
-  return dev ? dev : default_device();
+  // Host scalars alone (ops.fill(1.0), a broadcast of a Python number) compute
+  // on the default device, as new tensors do.
+  return dev && !by_scalar ? dev : default_device();
 }
 
 DeviceType common_device_type(const char* prim, std::span<const TensorSpec> in) {
@@ -123,7 +125,7 @@ DeviceType common_device_type(const char* prim, std::span<const TensorSpec> in) 
     }
     if (!host_scalar) throw_mixed_devices(prim, dev, t.device);
   }
-  return any ? dev : default_device()->type();
+  return any && !by_scalar ? dev : default_device()->type();
 }
 
 void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vector<TensorSpec>& out) {
@@ -153,9 +155,19 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     for (auto& t : in) in_heap.push_back(t.spec());
     in_specs = in_heap;
   }
-  for (auto& t : in)
+  // The device: the fast path is every input on one device, not all 0-d;
+  // anything else (mixed devices, host scalars only, no inputs) asks
+  // common_device.
+  Device* dev = nullptr;
+  bool uniform = true, scalars = true;
+  for (auto& t : in) {
     if (!t.defined()) throw ValueError(fmt::format("{}: an input tensor is empty (undefined)", d.name));
-  Device* dev = common_device(d.name, in);
+    Device* td = t.device();
+    uniform &= dev == nullptr || td == dev;
+    scalars &= t.ndim() == 0;
+    dev = td;
+  }
+  if (!uniform || scalars) dev = common_device(d.name, in);
   KernelFn kernel = d.kernels[static_cast<int>(dev->type())];
   if (!kernel) throw ValueError(fmt::format("{}: no kernel for device {}", d.name, dev->name()));
   std::span<TensorSpec> specs(specs_buf, static_cast<size_t>(d.outputs));

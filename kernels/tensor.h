@@ -71,9 +71,13 @@ struct Storage {
 // The dtype, shape and device of a tensor without its data: what shape
 // inference consumes and produces (the device is the inputs' device).
 struct TensorSpec {
+  TensorSpec() = default;
+  TensorSpec(DType d, const Dims& s, DeviceType dev = DeviceType::CPU) : dtype(d), device(dev), shape(s) {}
   DType dtype = DType::Float32;
-  Dims shape;
+  // Beside dtype, in what was padding: the spec keeps its size, and the
+  // copies inference makes on every eager call stay as fast.
   DeviceType device = DeviceType::CPU;
+  Dims shape;
 };
 
 class Tensor {

@@ -207,7 +207,7 @@ const std::vector<RtValue>& tuple_arg(ir::IrOp op, const RtValue& v) {
 }  // namespace
 
 RtValue zeros_like(const RtValue& v) {
-  if (auto t = v.get_if<Tensor>()) return RtValue(Tensor::zeros(t->dtype(), t->shape()));
+  if (auto t = v.get_if<Tensor>()) return RtValue(Tensor::zeros(t->dtype(), t->shape(), t->device()));
   if (v.is<bool>()) return RtValue(false);
   if (v.is<int64_t>()) return RtValue(int64_t{0});
   if (v.is<double>()) return RtValue(0.0);
@@ -225,7 +225,8 @@ RtValue zeros_like(const RtValue& v) {
 
 RtValue ones_like(const RtValue& v) {
   if (auto t = v.get_if<Tensor>())
-    return RtValue(ir::tensor_from_values(t->dtype(), t->shape(), std::vector<double>(static_cast<size_t>(t->numel()), 1.0)));
+    return RtValue(ir::tensor_from_values(t->dtype(), t->shape(), std::vector<double>(static_cast<size_t>(t->numel()), 1.0))
+                       .to_device(t->device()));
   if (v.is<bool>()) return RtValue(true);
   if (v.is<int64_t>()) return RtValue(int64_t{1});
   if (v.is<double>()) return RtValue(1.0);

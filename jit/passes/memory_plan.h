@@ -3,9 +3,12 @@
 // fused elementwise loop writes its result over an operand that dies there.
 //
 // The executor does the releasing (jit/exec/executor.cpp drops each
-// value at the point lang/ir/liveness.h computes) and the caching CPU
-// allocator hands a released buffer to the next allocation of its size
-// class, so buffers are reused across the step without a static arena.
+// value at the point lang/ir/liveness.h computes) and the device's caching
+// allocator (kernels/caching_allocator.h) hands a buffer released on a stream
+// to the next allocation of its size class on that stream, so buffers are
+// reused across the step without a static arena. The plan counts bytes
+// only: it holds for any device whose allocator is stream-ordered that way
+// (the Debug device unmaps instead, and is only slower).
 // A FusedElementwise node writes a result over an operand that dies there
 // when nothing else holds its buffer (same elements, float32): the
 // executor hands such operands over unshared and FusedElementwise::run
