@@ -265,6 +265,7 @@ ExprPtr AstBuilder::finish(ExprPtr e) {
     auto it = depth_.find(c);
     if (it != depth_.end()) {
       deepest = std::max(deepest, it->second);
+      depth_.erase(it);  // c has its parent now: only e's depth is asked for again
     } else {
       unknown.push_back(c);
     }
@@ -288,6 +289,7 @@ ExprPtr AstBuilder::finish(ExprPtr e) {
       }
     }
     deepest = std::max(deepest, depth_[c]);
+    depth_.erase(c);
   }
   if (deepest + 1 > kMaxExprDepth) fail(e->span, "Expression too deeply nested.", "split it into several statements");
   depth_[e.get()] = deepest + 1;

@@ -4,6 +4,7 @@
 //  1. Refuse text that is not UTF-8 or holds NUL bytes (one diagnostic).
 //  2. Lex everything up front (IndentLexer), so every lexical error is known
 //     before the parser decides which of its own errors are consequences.
+//     The tokens are kept packed (PackedTokenStream), 20 bytes each.
 //  3. Parse one top-level statement at a time, each first with SLL prediction
 //     and a bail-out error strategy (fast, exact when it succeeds), and only
 //     on failure again with full LL and SyntaxErrorStrategy, which reports and
@@ -11,8 +12,11 @@
 //     A listener bounds the parser's rule nesting (kMaxRuleDepth): past it the
 //     parse stops with "Expression too deeply nested." instead of overflowing
 //     the stack.
-//  4. Build the AST of every statement (AstBuilder), even after syntax
-//     errors, so independent errors in later statements are reported too.
+//  4. Build the AST of every statement (AstBuilder) as soon as it is parsed,
+//     even after syntax errors, so independent errors in later statements
+//     are reported too. Its parse tree and token objects are freed then:
+//     memory stays proportional to the source and the AST, plus the largest
+//     statement's tree.
 //  5. Merge the diagnostics: drop the parser's and builder's errors that lie
 //     after an unclosed bracket or fatal lexical error (consequences), keep at
 //     most one per line (lexer, then parser, then builder), sort by position.
@@ -24,6 +28,7 @@
 #include "antlr4-runtime.h"
 #include "lang/ast_builder.h"
 #include "lang/indent_lexer.h"
+#include "lang/packed_token_stream.h"
 #include "lang/syntax_errors.h"
 #include "lang/utf8.h"
 
@@ -65,11 +70,17 @@ struct Session {
       : input(text), lexer(&input, source, options), tokens(&lexer), parser(&tokens) {
     parser.removeErrorListeners();
     parser.addParseListener(&guard);
-    tokens.fill();
+  }
+  // Frees the parse trees and token objects made so far: nothing may point
+  // at them any more.
+  void release_statement() {
+    parser.setContext(nullptr);
+    parser.getTreeTracker().reset();
+    tokens.release_tokens();
   }
   antlr4::ANTLRInputStream input;
   IndentLexer lexer;
-  antlr4::CommonTokenStream tokens;
+  PackedTokenStream tokens;
   G parser;
   DepthGuard guard;
   std::shared_ptr<antlr4::BailErrorStrategy> bail = std::make_shared<antlr4::BailErrorStrategy>();
@@ -194,7 +205,9 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
   Session s(source, source->text(), {});
   std::vector<Diagnostic> syntax, semantic;
   auto strategy = std::make_shared<SyntaxErrorStrategy>(source, s.lexer.errors().size(), &syntax);
-  std::vector<std::pair<G::StmtContext*, bool>> statements;  // with "parsed cleanly"
+  auto module = std::make_unique<ast::Module>();
+  module->source = source;
+  AstBuilder builder(source, &semantic);
   try {
     while (s.tokens.LA(1) != Token::EOF) {
       if (s.tokens.LA(1) == G::DEDENT) {
@@ -205,18 +218,13 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
       bool clean;
       G::StmtContext* ctx = two_stage(s, strategy, [&] { return s.parser.stmt(); }, clean);
       if (s.tokens.index() == start) s.tokens.consume();
-      statements.push_back({ctx, clean});
+      builder.set_trusted(clean);
+      builder.statement(ctx, module->body);
+      s.release_statement();
     }
   } catch (const NestingTooDeep& e) {
     syntax.push_back(too_deep(source, e.at));
   } catch (const TooManySyntaxErrors&) {
-  }
-  auto module = std::make_unique<ast::Module>();
-  module->source = source;
-  AstBuilder builder(source, &semantic);
-  for (auto [ctx, clean] : statements) {
-    builder.set_trusted(clean);
-    builder.statement(ctx, module->body);
   }
   check_nonlocal_bindings(*module, &semantic);
   if (syntax.empty() && semantic.empty() && s.lexer.errors().empty() && builder.leftover().valid()) {
@@ -399,7 +407,8 @@ std::string dump_tokens(SourcePtr source, std::vector<Diagnostic>& errors) {
     Session s(source, source->text(), {});
     std::string out;
     const antlr4::dfa::Vocabulary& vocab = s.lexer.vocabulary();
-    for (Token* t : s.tokens.getTokens()) {
+    for (size_t i = 0; i < s.tokens.size(); ++i) {
+      Token* t = s.tokens.get(i);
       size_t type = t->getType();
       std::string name = type == Token::EOF     ? "EOF"
                          : type == G::INDENT    ? "INDENT"
@@ -409,6 +418,8 @@ std::string dump_tokens(SourcePtr source, std::vector<Diagnostic>& errors) {
       std::string text = type == Token::EOF ? "" : t->getText();
       out += std::to_string(t->getLine()) + ":" + std::to_string(t->getCharPositionInLine() + 1) + " " + name + " " +
              python_repr(text) + "\n";
+      s.tokens.seek(i + 1);
+      s.tokens.release_tokens();
     }
     for (Diagnostic& d : s.lexer.errors()) errors.push_back(std::move(d));
     return out;

@@ -1,0 +1,84 @@
+// The token stream the parser reads: every token of the source, packed.
+//
+// ANTLR's CommonTokenStream keeps one heap-allocated CommonToken per token
+// for the whole parse (about 100 bytes each, 50-100 bytes per source byte).
+// This stream lexes everything up front too (the lexer's diagnostics must all
+// be known before the parser's are merged), but keeps each token as a 20-byte
+// record and makes the CommonToken the parser asks for on demand. The parser
+// driver calls release_tokens() between top-level statements, once nothing
+// points at the tokens of the statements before, so only one statement's
+// tokens exist as objects at a time.
+//
+// Apart from memory it behaves as CommonTokenStream over a source whose
+// tokens are all on the default channel (IndentLexer drops the others): same
+// indexes, same LT/LA/seek/get semantics, the same token objects' fields.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "antlr4-runtime.h"
+
+namespace msl {
+
+class PackedTokenStream : public antlr4::TokenStream {
+ public:
+  // Reads every token of `source` (through EOF).
+  explicit PackedTokenStream(antlr4::TokenSource* source);
+
+  // Frees the token objects made so far; tokens are made again if asked for.
+  // No Token* obtained before may be used after.
+  void release_tokens();
+
+  // antlr4::IntStream
+  void consume() override;
+  size_t LA(ssize_t i) override;
+  ssize_t mark() override { return 0; }
+  void release(ssize_t) override {}
+  size_t index() override { return p_; }
+  void seek(size_t index) override { p_ = index < packed_.size() ? index : packed_.size() - 1; }
+  size_t size() override { return packed_.size(); }
+  std::string getSourceName() const override { return source_->getSourceName(); }
+
+  // antlr4::TokenStream
+  antlr4::Token* LT(ssize_t k) override;
+  antlr4::Token* get(size_t index) const override;
+  antlr4::TokenSource* getTokenSource() const override { return source_; }
+  std::string getText(const antlr4::misc::Interval& interval) override;
+  std::string getText() override;
+  std::string getText(antlr4::RuleContext* ctx) override;
+  std::string getText(antlr4::Token* start, antlr4::Token* stop) override;
+
+ private:
+  // One token: its fields as CommonToken holds them. Offsets and positions
+  // are 32-bit (sources are limited to 4 GiB); start/stop of kNone mean
+  // "none" (synthetic tokens at offset 0 end at -1).
+  struct Packed {
+    uint32_t start, stop, line, col;
+    uint16_t type;
+    uint8_t flags;
+  };
+  static constexpr uint8_t kHasInput = 1;  // text read from the input stream
+  static constexpr uint8_t kHasText = 2;   // text in texts_ (differs from the input)
+  static constexpr uint8_t kOffChannel = 4;
+  static constexpr uint16_t kEofType = 0xffff;
+
+  size_t type_at(size_t index) const;
+  antlr4::Token* make(size_t index) const;
+
+  antlr4::TokenSource* source_;
+  antlr4::CharStream* input_;
+  std::vector<Packed> packed_;
+  std::unordered_map<size_t, std::string> texts_;  // explicit texts, by token index (rare)
+  size_t p_ = 0;
+  // Token objects made since the last release_tokens(): [window_base_, ...)
+  // in window_, any before it (error messages look one token back) in stray_.
+  mutable size_t window_base_ = 0;
+  mutable std::vector<std::unique_ptr<antlr4::CommonToken>> window_;
+  mutable std::unordered_map<size_t, std::unique_ptr<antlr4::CommonToken>> stray_;
+};
+
+}  // namespace msl
