@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "lang/indent_lexer.h"
+#include "lang/packed_token_stream.h"
 #include "lang/utf8.h"
 
 namespace msl {
@@ -1077,8 +1078,12 @@ ExprPtr AstBuilder::atom_expr(G::Atom_exprContext* ctx) {
 }
 
 ExprPtr AstBuilder::integer(Token* tok, bool negated) {
+  return finish(integer_constant(tok->getText(), token_span(*tok), negated));
+}
+
+ExprPtr AstBuilder::integer_constant(const std::string& spelling, const Span& span, bool negated) {
   std::string text;
-  for (char c : tok->getText()) {
+  for (char c : spelling) {
     if (c != '_') text += c;
   }
   int base = 10;
@@ -1102,7 +1107,7 @@ ExprPtr AstBuilder::integer(Token* tok, bool negated) {
       value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
     }
   }
-  auto c = make<Constant>(token_span(*tok));
+  auto c = make<Constant>(span);
   c->value_kind = ConstKind::Int;
   const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (!overflow && negated && value == limit + 1) {
@@ -1113,7 +1118,26 @@ ExprPtr AstBuilder::integer(Token* tok, bool negated) {
   } else {
     c->int_value = static_cast<int64_t>(value);
   }
-  return finish(std::move(c));
+  return c;
+}
+
+ExprPtr AstBuilder::float_constant(const std::string& spelling, const Span& span) {
+  std::string text;
+  for (char c : spelling) {
+    if (c != '_') text += c;
+  }
+  double v = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec == std::errc::result_out_of_range) {
+    bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
+    v = tiny ? 0.0 : std::numeric_limits<double>::infinity();
+  } else if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+    fail_silently();
+  }
+  auto c = make<Constant>(span);
+  c->value_kind = ConstKind::Float;
+  c->float_value = v;
+  return c;
 }
 
 ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
@@ -1122,7 +1146,18 @@ ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
   Span span = span_of(ctx);
   TerminalNode* first = dynamic_cast<TerminalNode*>(ctx->children[0]);
   if (first == nullptr) fail_silently();
-  switch (first->getSymbol()->getType()) {
+  size_t first_type = first->getSymbol()->getType();
+  if (displays_ != nullptr && ctx->children.size() == 2 &&
+      (first_type == G::OPEN_PAREN || first_type == G::OPEN_BRACK || first_type == G::OPEN_BRACE)) {
+    size_t open = first->getSymbol()->getTokenIndex();
+    if (size_t close = displays_->display_close(open)) {
+      int depth = 0;
+      ExprPtr e = literal_display(open, close, depth);
+      depth_[e.get()] = depth;  // at most 1 + 2 * kMaxNesting: never too deep
+      return e;
+    }
+  }
+  switch (first_type) {
     case G::OPEN_PAREN:
       if (ctx->yield_expr()) fail(span_of(ctx->yield_expr()), "'yield' is not supported in MSL.", "build and return a list instead");
       if (ctx->testlist_comp()) return testlist_comp(ctx->testlist_comp(), ExprKind::Tuple, span);
@@ -1140,24 +1175,8 @@ ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
     }
     case G::INTEGER:
       return integer(first->getSymbol(), false);
-    case G::FLOAT_NUMBER: {
-      std::string text;
-      for (char c : first->getText()) {
-        if (c != '_') text += c;
-      }
-      double v = 0;
-      auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (r.ec == std::errc::result_out_of_range) {
-        bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
-        v = tiny ? 0.0 : std::numeric_limits<double>::infinity();
-      } else if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-        fail_silently();
-      }
-      auto c = make<Constant>(span);
-      c->value_kind = ConstKind::Float;
-      c->float_value = v;
-      return finish(std::move(c));
-    }
+    case G::FLOAT_NUMBER:
+      return finish(float_constant(first->getText(), span));
     case G::STRING:
       return strings(ctx);
     case G::ELLIPSIS: case G::NONE: case G::TRUE: case G::FALSE: {

@@ -38,6 +38,8 @@
 
 namespace msl {
 
+class PackedTokenStream;
+
 // No expression in an AST is nested deeper than this (counting every node on
 // the path from the expression statement's root to a leaf). Python accepts
 // longer chains, but a few thousand levels is where recursive consumers of
@@ -68,6 +70,10 @@ class AstBuilder {
   // The statements that follow parsed without any error (so their trees hold
   // no error nodes, and the per-node scan for them can be skipped).
   void set_trusted(bool trusted) { trusted_ = trusted; }
+  // The statements that follow were parsed with literal displays collapsed
+  // (lang/packed_token_stream.h): an empty display atom whose bracket opens
+  // one in `tokens` is built from its packed tokens. Null: none were.
+  void set_displays(const PackedTokenStream* tokens) { displays_ = tokens; }
 
   // --- used by fstring.cpp
   [[noreturn]] void fail(const Span& span, std::string message, std::string help = {});
@@ -133,6 +139,11 @@ class AstBuilder {
   void add_parameter(ast::Parameters& params, ast::Param p, int stars, bool& seen_default, bool& seen_star,
                      bool& seen_kwarg, const Span& span);
   ast::ExprPtr integer(antlr4::Token* tok, bool negated);
+  // Unfinished (no depth recorded) literal constants.
+  ast::ExprPtr integer_constant(const std::string& spelling, const Span& span, bool negated);
+  ast::ExprPtr float_constant(const std::string& spelling, const Span& span);
+  // literal_display.cpp: the display from token `open` to `close`, and its depth.
+  ast::ExprPtr literal_display(size_t open, size_t close, int& depth);
 
   // targets
   void check_target(const ast::Expr& e, const char* verb, bool allow_star = false);
@@ -146,6 +157,7 @@ class AstBuilder {
   std::unordered_map<const ast::Expr*, int> depth_;
   Span leftover_;
   bool trusted_ = false;
+  const PackedTokenStream* displays_ = nullptr;
 };
 
 // `nonlocal x` needs an enclosing function that binds x (Python's symtable

@@ -1,6 +1,9 @@
 #include "lang/packed_token_stream.h"
 
+#include "MSLParser.h"
+
 #include <limits>
+#include <utility>
 #include <stdexcept>
 
 namespace msl {
@@ -63,6 +66,111 @@ PackedTokenStream::PackedTokenStream(antlr4::TokenSource* source)
     if (type == Token::EOF) break;
   }
   packed_.shrink_to_fit();
+  find_displays();
+}
+
+namespace {
+using G = grammar::MSLParser;
+
+size_t closer_of(size_t open) {
+  return open == G::OPEN_PAREN ? G::CLOSE_PAREN : open == G::OPEN_BRACK ? G::CLOSE_BRACK : G::CLOSE_BRACE;
+}
+bool is_opener(size_t t) { return t == G::OPEN_PAREN || t == G::OPEN_BRACK || t == G::OPEN_BRACE; }
+bool is_closer(size_t t) { return t == G::CLOSE_PAREN || t == G::CLOSE_BRACK || t == G::CLOSE_BRACE; }
+bool is_literal(size_t t) {
+  return t == G::INTEGER || t == G::FLOAT_NUMBER || t == G::NONE || t == G::TRUE || t == G::FALSE ||
+         t == G::ELLIPSIS;
+}
+// A bracket after one of these opens a call or subscript, not a display.
+bool ends_atom(size_t t) { return is_literal(t) || is_closer(t) || t == G::NAME || t == G::STRING; }
+}  // namespace
+
+// One pass with a stack of open brackets. A bracket is a literal display
+// when it follows no atom, holds literal elements separated by commas (a
+// trailing one allowed; a parenthesis needs one, else it only groups) and
+// closes with its own kind; only the outermost displays are recorded.
+void PackedTokenStream::find_displays() {
+  struct Frame {
+    size_t open, closer, elements = 0, found_mark;
+    bool display, expect_element = true, comma = false;
+  };
+  std::vector<Frame> stack;
+  std::vector<std::pair<size_t, size_t>> found;
+  for (size_t i = 0; i < packed_.size(); ++i) {
+    size_t t = type_at(i);
+    if (is_opener(t)) {
+      if (!stack.empty() && !stack.back().expect_element) stack.back().display = false;
+      bool after_atom = i > 0 && ends_atom(type_at(i - 1));
+      stack.push_back(Frame{i, closer_of(t), 0, found.size(), !after_atom});
+      continue;
+    }
+    if (stack.empty()) continue;
+    if (is_closer(t)) {
+      Frame f = stack.back();
+      stack.pop_back();
+      bool ok = f.display && t == f.closer && f.elements > 0 && (t != G::CLOSE_PAREN || f.comma);
+      if (ok) {
+        found.resize(f.found_mark);
+        found.emplace_back(f.open, i);
+      }
+      if (!stack.empty()) {
+        Frame& parent = stack.back();
+        if (ok && parent.expect_element) {
+          ++parent.elements;
+          parent.expect_element = false;
+        } else {
+          parent.display = false;
+        }
+      }
+      continue;
+    }
+    Frame& f = stack.back();
+    if (!f.display) continue;
+    if (t == G::COMMA && !f.expect_element) {
+      f.expect_element = true;
+      f.comma = true;
+    } else if (f.expect_element && is_literal(t)) {
+      ++f.elements;
+      f.expect_element = false;
+    } else if (f.expect_element && t == G::MINUS && i + 1 < packed_.size() &&
+               (type_at(i + 1) == G::INTEGER || type_at(i + 1) == G::FLOAT_NUMBER)) {
+      ++f.elements;
+      f.expect_element = false;
+      ++i;
+    } else {
+      f.display = false;
+    }
+  }
+  for (auto [open, close] : found) {
+    packed_[open].flags |= kDisplayOpen;
+    packed_[close].flags |= kDisplayClose;
+    close_of_open_.emplace(static_cast<uint32_t>(open), static_cast<uint32_t>(close));
+    open_of_close_.emplace(static_cast<uint32_t>(close), static_cast<uint32_t>(open));
+  }
+}
+
+size_t PackedTokenStream::display_close(size_t open) const {
+  if (open >= packed_.size() || !(packed_[open].flags & kDisplayOpen)) return 0;
+  return close_of_open_.at(static_cast<uint32_t>(open));
+}
+
+std::string PackedTokenStream::raw_text(size_t index) const {
+  const Packed& p = packed_[index];
+  if (p.flags & kHasText) return texts_.at(index);
+  if (!(p.flags & kHasInput)) return "";
+  bool inside = p.start != kNone && p.stop != kNone && p.start < input_->size() && p.stop < input_->size();
+  return inside ? input_->getText(antlr4::misc::Interval(widen(p.start), widen(p.stop))) : "<EOF>";
+}
+
+Span PackedTokenStream::raw_span(size_t index) const {
+  const Packed& p = packed_[index];
+  Span s;
+  s.line = s.end_line = p.line;
+  s.col = p.col + 1;
+  uint32_t length = 0;
+  for (char c : raw_text(index)) length += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  s.end_col = s.col + (length == 0 ? 1 : length);
+  return s;
 }
 
 Token* PackedTokenStream::make(size_t index) const {
@@ -76,63 +184,67 @@ Token* PackedTokenStream::make(size_t index) const {
   t->setTokenIndex(index);
   if (p.flags & kHasText) t->setText(texts_.at(index));
   Token* raw = t.get();
-  if (index >= window_base_) {
-    size_t slot = index - window_base_;
-    if (window_.size() <= slot) window_.resize(slot + 1);
-    window_[slot] = std::move(t);
-  } else {
-    stray_[index] = std::move(t);
-  }
+  made_[index] = std::move(t);
   return raw;
 }
 
 Token* PackedTokenStream::get(size_t index) const {
   if (index >= packed_.size()) throw antlr4::IndexOutOfBoundsException("token index out of range");
-  if (index >= window_base_) {
-    size_t slot = index - window_base_;
-    if (slot < window_.size() && window_[slot]) return window_[slot].get();
-  } else {
-    auto it = stray_.find(index);
-    if (it != stray_.end()) return it->second.get();
-  }
+  auto it = made_.find(index);
+  if (it != made_.end()) return it->second.get();
   return make(index);
 }
 
-void PackedTokenStream::release_tokens() {
-  window_.clear();
-  window_.shrink_to_fit();
-  stray_.clear();
-  window_base_ = p_;
-}
+void PackedTokenStream::release_tokens() { decltype(made_)().swap(made_); }
 
 size_t PackedTokenStream::type_at(size_t index) const {
   uint16_t t = packed_[index].type;
   return t == kEofType ? Token::EOF : t;
 }
 
+size_t PackedTokenStream::next(size_t index) const {
+  if (collapse_ && (packed_[index].flags & kDisplayOpen)) return close_of_open_.at(static_cast<uint32_t>(index));
+  return index + 1 < packed_.size() ? index + 1 : index;
+}
+
+size_t PackedTokenStream::prev(size_t index) const {
+  if (collapse_ && (packed_[index].flags & kDisplayClose)) return open_of_close_.at(static_cast<uint32_t>(index));
+  return index - 1;
+}
+
 void PackedTokenStream::consume() {
   if (type_at(p_) == Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
-  if (p_ + 1 < packed_.size()) ++p_;
+  p_ = next(p_);
 }
 
 size_t PackedTokenStream::LA(ssize_t i) {
   if (i == 0) return 0;
   if (i < 0) {
-    if (static_cast<size_t>(-i) > p_) return Token::INVALID_TYPE;
-    return type_at(p_ + i);
+    size_t at = p_;
+    for (ssize_t k = 0; k < -i; ++k) {
+      if (at == 0) return Token::INVALID_TYPE;
+      at = prev(at);
+    }
+    return type_at(at);
   }
-  size_t at = p_ + static_cast<size_t>(i) - 1;
-  return type_at(at < packed_.size() ? at : packed_.size() - 1);
+  size_t at = p_;
+  for (ssize_t k = 1; k < i; ++k) at = next(at);
+  return type_at(at);
 }
 
 Token* PackedTokenStream::LT(ssize_t k) {
   if (k == 0) return nullptr;
   if (k < 0) {
-    if (static_cast<size_t>(-k) > p_) return nullptr;
-    return get(p_ + k);
+    size_t at = p_;
+    for (ssize_t j = 0; j < -k; ++j) {
+      if (at == 0) return nullptr;
+      at = prev(at);
+    }
+    return get(at);
   }
-  size_t at = p_ + static_cast<size_t>(k) - 1;
-  return get(at < packed_.size() ? at : packed_.size() - 1);
+  size_t at = p_;
+  for (ssize_t j = 1; j < k; ++j) at = next(at);
+  return get(at);
 }
 
 std::string PackedTokenStream::getText(const antlr4::misc::Interval& interval) {
@@ -142,13 +254,7 @@ std::string PackedTokenStream::getText(const antlr4::misc::Interval& interval) {
   std::string out;
   for (size_t i = start; i <= stop; ++i) {
     if (type_at(i) == Token::EOF) break;
-    const Packed& p = packed_[i];
-    if (p.flags & kHasText) {
-      out += texts_.at(i);
-    } else if (p.flags & kHasInput) {  // as CommonToken::getText
-      bool inside = p.start != kNone && p.stop != kNone && p.start < input_->size() && p.stop < input_->size();
-      out += inside ? input_->getText(antlr4::misc::Interval(widen(p.start), widen(p.stop))) : "<EOF>";
-    }
+    out += raw_text(i);  // as CommonToken::getText
   }
   return out;
 }

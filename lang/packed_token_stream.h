@@ -12,6 +12,17 @@
 // Apart from memory it behaves as CommonTokenStream over a source whose
 // tokens are all on the default channel (IndentLexer drops the others): same
 // indexes, same LT/LA/seek/get semantics, the same token objects' fields.
+//
+// Literal displays: a bracketed display whose elements are all number,
+// True/False/None/... literals (a leading '-' allowed) or such displays,
+// `[1, -2.5, (3, 4)]`, can hold millions of tokens as one expression, and
+// ANTLR would build about 15 parse tree nodes per element. The stream finds
+// them up front (the outermost ones), and while collapse_displays is on it
+// hides their contents: the parser sees `[` `]`, an empty display, and the
+// AST builder fills it from the packed tokens (display_close, raw_type,
+// raw_text, raw_span). The parser driver turns this on only for the fast
+// first parse of a statement; the one that reports syntax errors sees every
+// token, so diagnostics do not change.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +32,7 @@
 #include <vector>
 
 #include "antlr4-runtime.h"
+#include "lang/source.h"
 
 namespace msl {
 
@@ -32,6 +44,17 @@ class PackedTokenStream : public antlr4::TokenStream {
   // Frees the token objects made so far; tokens are made again if asked for.
   // No Token* obtained before may be used after.
   void release_tokens();
+
+  // Literal displays (see above).
+  void set_collapse_displays(bool on) { collapse_ = on; }
+  bool has_displays() const { return !close_of_open_.empty(); }
+  // The index of the closing bracket of the literal display opened at
+  // `open`, or 0 when no such display starts there.
+  size_t display_close(size_t open) const;
+  // A token's type, text and span without making its object.
+  size_t raw_type(size_t index) const { return type_at(index); }
+  std::string raw_text(size_t index) const;
+  Span raw_span(size_t index) const;  // for one-line tokens (numbers, keywords, operators)
 
   // antlr4::IntStream
   void consume() override;
@@ -63,22 +86,26 @@ class PackedTokenStream : public antlr4::TokenStream {
   };
   static constexpr uint8_t kHasInput = 1;  // text read from the input stream
   static constexpr uint8_t kHasText = 2;   // text in texts_ (differs from the input)
-  static constexpr uint8_t kOffChannel = 4;
+  static constexpr uint8_t kDisplayOpen = 4;   // opens a literal display (in close_of_open_)
+  static constexpr uint8_t kDisplayClose = 8;  // closes one (in open_of_close_)
   static constexpr uint16_t kEofType = 0xffff;
 
   size_t type_at(size_t index) const;
   antlr4::Token* make(size_t index) const;
+  void find_displays();
+  // The token after / before `index` as the parser sees it.
+  size_t next(size_t index) const;
+  size_t prev(size_t index) const;
 
   antlr4::TokenSource* source_;
   antlr4::CharStream* input_;
   std::vector<Packed> packed_;
   std::unordered_map<size_t, std::string> texts_;  // explicit texts, by token index (rare)
+  std::unordered_map<uint32_t, uint32_t> close_of_open_, open_of_close_;
+  bool collapse_ = false;
   size_t p_ = 0;
-  // Token objects made since the last release_tokens(): [window_base_, ...)
-  // in window_, any before it (error messages look one token back) in stray_.
-  mutable size_t window_base_ = 0;
-  mutable std::vector<std::unique_ptr<antlr4::CommonToken>> window_;
-  mutable std::unordered_map<size_t, std::unique_ptr<antlr4::CommonToken>> stray_;
+  // Token objects made since the last release_tokens(), by index.
+  mutable std::unordered_map<size_t, std::unique_ptr<antlr4::CommonToken>> made_;
 };
 
 }  // namespace msl

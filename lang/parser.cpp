@@ -163,18 +163,25 @@ Diagnostic internal_error(const SourcePtr& source, const char* what) {
 // Runs `rule` on s.parser: SLL with bail-out first, LL with `strategy` if
 // that fails. Throws NestingTooDeep and TooManySyntaxErrors through.
 // `clean` tells whether the fast stage succeeded.
+// With `collapse`, the fast stage sees literal displays collapsed (see
+// lang/packed_token_stream.h); the second stage always sees every token.
 template <class Rule>
-auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy, Rule rule, bool& clean) {
+auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy, Rule rule, bool& clean,
+               bool collapse = false) {
   size_t start = s.tokens.index();
   auto* sim = s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
   s.parser.setErrorHandler(s.bail);
   sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
   s.guard.reset();
   clean = true;
+  s.tokens.set_collapse_displays(collapse);
   try {
-    return rule();
+    auto ctx = rule();
+    s.tokens.set_collapse_displays(false);
+    return ctx;
   } catch (const antlr4::ParseCancellationException&) {
   }
+  s.tokens.set_collapse_displays(false);
   clean = false;
   s.tokens.seek(start);
   s.parser.setContext(nullptr);
@@ -216,10 +223,25 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
       }
       size_t start = s.tokens.index();
       bool clean;
-      G::StmtContext* ctx = two_stage(s, strategy, [&] { return s.parser.stmt(); }, clean);
+      auto rule = [&] { return s.parser.stmt(); };
+      G::StmtContext* ctx = two_stage(s, strategy, rule, clean, s.tokens.has_displays());
       if (s.tokens.index() == start) s.tokens.consume();
+      size_t errors_before = semantic.size(), body_before = module->body.size();
       builder.set_trusted(clean);
+      builder.set_displays(clean ? &s.tokens : nullptr);
       builder.statement(ctx, module->body);
+      if (clean && s.tokens.has_displays() && semantic.size() > errors_before) {
+        // Report it from the full parse tree, as without collapsed displays.
+        semantic.resize(errors_before);
+        module->body.resize(body_before);
+        s.release_statement();
+        s.tokens.seek(start);
+        ctx = two_stage(s, strategy, rule, clean);
+        if (s.tokens.index() == start) s.tokens.consume();
+        builder.set_trusted(clean);
+        builder.set_displays(nullptr);
+        builder.statement(ctx, module->body);
+      }
       s.release_statement();
     }
   } catch (const NestingTooDeep& e) {
