@@ -40,6 +40,7 @@
 namespace msl::index_detail {
 
 using kernels::Attrs;
+using kernels::Device;
 using kernels::Dims;
 using kernels::DType;
 using kernels::Prim;
@@ -51,6 +52,13 @@ const Dims& shape_of(const Value& v) { return is_tracer(v) ? tracer_obj(v)->spec
 DType dtype_of(const Value& v) { return is_tracer(v) ? tracer_obj(v)->spec.dtype : tensor_of(v).dtype(); }
 Class* tensor_class(const Value& v) { return tensor_class_of(static_cast<const NativeData*>(v.obj()))->tensor_cls; }
 
+// The device of a traced tensor's device type: the default device when it
+// is of that type (the Debug device in tests), else the CPU.
+Device* device_of_type(kernels::DeviceType t) {
+  Device* d = kernels::default_device();
+  return d->type() == t ? d : kernels::cpu_device();
+}
+
 std::vector<int64_t> vec(const Dims& d) { return std::vector<int64_t>(d.begin(), d.end()); }
 
 // Primitive `p` on tensors or tracers: recorded when any input is traced,
@@ -58,10 +66,30 @@ std::vector<int64_t> vec(const Dims& d) { return std::vector<int64_t>(d.begin(),
 // tensor_scatter_update range error to the axis of x the user indexed.
 Value prim(Interp& I, Class* cls, Prim p, std::vector<Value> in, const Attrs& attrs = {},
            const std::vector<int>* axes = nullptr) {
-  if (trace::any_tracer(in)) return trace::apply_prim(I, p, in, attrs);
-  std::vector<Tensor> ts;
-  for (const Value& v : in) ts.push_back(tensor_of(v));
+  if (trace::any_tracer(in)) {
+    // Concrete operands made here (index lists, values from numbers) may be
+    // on another device than the traced tensor: the graph takes them on its.
+    kernels::DeviceType dev{};
+    for (const Value& v : in)
+      if (is_tracer(v)) {
+        dev = tracer_obj(v)->spec.device;
+        break;
+      }
+    for (Value& v : in)
+      if (is_tensor(v) && tensor_of(v).device()->type() != dev)
+        v = wrap_tensor(cls, kernel_call(I, [&] { return tensor_of(v).to_device(device_of_type(dev)); }));
+    return trace::apply_prim(I, p, in, attrs);
+  }
   return wrap_tensor(cls, kernel_call(I, [&] {
+                       // Index tensors and values made here from Python
+                       // lists are CPU tensors: they go to the device of
+                       // input 0 (x, or what it was derived from).
+                       std::vector<Tensor> ts;
+                       for (const Value& v : in) {
+                         const Tensor& t = tensor_of(v);
+                         Device* home = tensor_of(in[0]).device();
+                         ts.push_back(t.device() == home || t.ndim() == 0 ? t : t.to_device(home));
+                       }
                        try {
                          return kernels::execute1(p, ts, attrs);
                        } catch (const kernels::IndexOutOfRange& e) {
@@ -88,8 +116,11 @@ Value transpose(Interp& I, Class* cls, const Value& v, const std::vector<int64_t
 // Writes `value` into `dst`'s storage (an eager write: dst is a tensor or a
 // view of one).
 void assign(Interp& I, const Value& dst, const Value& value) {
-  Tensor in[2] = {tensor_of(dst), tensor_of(value)};
-  kernel_call(I, [&] { kernels::execute1(Prim::assign, in); });
+  kernel_call(I, [&] {
+    Tensor in[2] = {tensor_of(dst), tensor_of(value)};
+    if (in[1].device() != in[0].device() && in[1].ndim() > 0) in[1] = in[1].to_device(in[0].device());
+    kernels::execute1(Prim::assign, in);
+  });
 }
 
 std::vector<int64_t> inverse(const std::vector<int64_t>& perm) {

@@ -64,7 +64,12 @@ Node* FnLowerer::resolve_global(const std::string& dotted, const Span& s) {
 
 Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, const Span& s) {
   switch (r.kind) {
-    case ResolvedName::Kind::Primitive: return constant(PrimRef{r.prim, r.attrs}, s);
+    case ResolvedName::Kind::Primitive:
+      // Its inferred length is only an upper bound: a graph cannot hold it.
+      if (r.prim == kernels::Prim::nonzero)
+        fail(s, "the primitive nonzero (its output length depends on the values) is not supported in graph mode",
+             "call ops.nonzero, which graph mode runs eagerly");
+      return constant(PrimRef{r.prim, r.attrs}, s);
     case ResolvedName::Kind::Function:
       if (!r.def && !r.lambda) break;
       return constant(function_graph(r), s);
