@@ -218,8 +218,9 @@ size_t GraphCompiler::trace_signature(const HostValue& fn, const std::vector<exe
   for (size_t i = 0; i < args.size(); ++i) {
     const exec::RtValue& a = args[i];
     if (auto t = a.get_if<kernels::Tensor>()) {
-      inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape()));
-      os << kernels::dtype_name(t->dtype()) << t->shape().str() << ",";
+      kernels::DeviceType dev = t->spec().device;
+      inputs.push_back(trace::TraceInput::tensor(t->dtype(), t->shape(), dev));
+      os << kernels::dtype_name(t->dtype()) << t->shape().str() << kernels::device_type_name(dev) << ",";
     } else if (a.is_none() || a.is<bool>() || a.is<int64_t>() || a.is<double>() || a.is<std::string>() ||
                a.is<ir::HostRef>() || (a.is<exec::RtTuple>() && !holds_tensor(a))) {
       inputs.push_back(trace::TraceInput::value(from_rt(I, tensor_cls, a)));
@@ -234,7 +235,7 @@ size_t GraphCompiler::trace_signature(const HostValue& fn, const std::vector<exe
 
 bool GraphCompiler::trace_input(const jit::AbsValue& a, trace::TraceInput& out) {
   if (auto t = a.get_if<jit::AbsTensor>()) {
-    out = trace::TraceInput::tensor(t->dtype, t->shape);
+    out = trace::TraceInput::tensor(t->dtype, t->shape, t->device);
     return true;
   }
   if (auto t = a.get_if<jit::AbsTuple>()) {

@@ -266,7 +266,7 @@ Plan plan(Interp& I, Class* cls, const Value& x, const Key& key) {
         if (is_tracer(it.arr))
           trace::cannot_trace(I, it.arr,
                               "indexing with a traced bool mask (x[mask]) gives a shape that depends on the mask's "
-                              "values\nhelp: use msl.ops.masked_fill, or a mask known when compiling");
+                              "values\nhelp: x[mask] = v and msl.ops.masked_fill keep the shape and trace");
         // One integer index per masked axis: the columns of nonzero(mask).
         Value nz = prim(I, cls, Prim::nonzero, {it.arr});
         int64_t nnz = shape_of(nz)[0];
