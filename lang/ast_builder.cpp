@@ -607,6 +607,13 @@ StmtPtr AstBuilder::compound(G::Compound_stmtContext* ctx) {
 
 void AstBuilder::suite(G::SuiteContext* ctx, Body& out) {
   check(ctx);
+  if (displays_ != nullptr && ctx->INDENT() != nullptr) {
+    size_t first = ctx->INDENT()->getSymbol()->getTokenIndex() + 1;
+    if (size_t end = displays_->collapsed_block_end(first)) {
+      deferred_.push_back(Deferred{&out, first, end, scope_});
+      return;
+    }
+  }
   if (G::Simple_stmtContext* s = ctx->simple_stmt()) {
     check(s);
     for (G::Small_stmtContext* small : s->small_stmt()) {
@@ -685,12 +692,15 @@ StmtPtr AstBuilder::try_statement(G::Try_stmtContext* ctx) {
   auto s = make<Try>(header_span(ctx->TRY(), ctx->COLON(), nullptr));
   suite(need(ctx->suite()), s->body);
   auto blocks = ctx->except_block();
+  s->handlers.reserve(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) {
     G::Except_blockContext* b = blocks[i];
     check(b);
     G::Except_clauseContext* c = need(b->except_clause());
     check(c);
-    ExceptHandler h;
+    // Built in place (the vector never grows past its reserve): a deferred
+    // body (take_deferred) is filled in at this address later.
+    ExceptHandler& h = s->handlers.emplace_back();
     h.span = header_span(c->EXCEPT(), b->COLON(), c);
     if (c->test()) {
       h.type = expr(c->test());
@@ -699,7 +709,6 @@ StmtPtr AstBuilder::try_statement(G::Try_stmtContext* ctx) {
     }
     if (c->NAME()) h.name = c->NAME()->getText();
     suite(need(b->suite()), h.body);
-    s->handlers.push_back(std::move(h));
   }
   if (G::Else_clauseContext* e = ctx->else_clause()) {
     check(e);

@@ -75,6 +75,27 @@ class AstBuilder {
   // one in `tokens` is built from its packed tokens. Null: none were.
   void set_displays(const PackedTokenStream* tokens) { displays_ = tokens; }
 
+ private:
+  struct Scope {
+    int function_depth = 0;  // enclosing defs/lambdas (lambdas do not matter here)
+    int loop_depth = 0;      // enclosing loop bodies in the current function
+    int class_depth = 0;     // enclosing class bodies
+  };
+
+ public:
+  // A block the fast parse saw collapsed: its statements, tokens [first,
+  // end), go to `body` (inside a node already built, so the address holds),
+  // built in `scope`.
+  struct Deferred {
+    ast::Body* body;
+    size_t first, end;
+    Scope scope;
+  };
+  std::vector<Deferred> take_deferred() { return std::move(deferred_); }
+  // Builds the statements that follow into a deferred block / the module.
+  void enter(const Deferred& d) { scope_ = d.scope; }
+  void leave_deferred() { scope_ = Scope{}; }
+
   // --- used by fstring.cpp
   [[noreturn]] void fail(const Span& span, std::string message, std::string help = {});
   [[noreturn]] void fail_silently();
@@ -89,12 +110,6 @@ class AstBuilder {
   ast::ExprPtr finish(ast::ExprPtr e);
 
  private:
-  struct Scope {
-    int function_depth = 0;  // enclosing defs/lambdas (lambdas do not matter here)
-    int loop_depth = 0;      // enclosing loop bodies in the current function
-    int class_depth = 0;     // enclosing class bodies
-  };
-
   void check(antlr4::ParserRuleContext* ctx);
   template <class T>
   T* need(T* p) {
@@ -158,6 +173,7 @@ class AstBuilder {
   Span leftover_;
   bool trusted_ = false;
   const PackedTokenStream* displays_ = nullptr;
+  std::vector<Deferred> deferred_;
 };
 
 // `nonlocal x` needs an enclosing function that binds x (Python's symtable

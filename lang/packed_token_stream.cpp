@@ -67,6 +67,7 @@ PackedTokenStream::PackedTokenStream(antlr4::TokenSource* source)
   }
   packed_.shrink_to_fit();
   find_displays();
+  find_blocks();
 }
 
 namespace {
@@ -149,6 +150,52 @@ void PackedTokenStream::find_displays() {
   }
 }
 
+// INDENT/DEDENT pairs around at least one whole statement (`INDENT stmt
+// NEWLINE DEDENT`, or a nested block's DEDENT last); those from error
+// recovery (`INDENT DEDENT` for a missing block) are left alone.
+void PackedTokenStream::find_blocks() {
+  std::vector<size_t> open;
+  for (size_t i = 0; i < packed_.size(); ++i) {
+    size_t t = type_at(i);
+    if (t == G::INDENT) {
+      open.push_back(i);
+    } else if (t == G::DEDENT && !open.empty()) {
+      size_t indent = open.back();
+      open.pop_back();
+      size_t first = indent + 1, last = i - 1;
+      if (last <= first) continue;
+      size_t lt = type_at(last);
+      if (lt != G::NEWLINE && lt != G::DEDENT) continue;
+      if (packed_[first].flags & (kBlockFirst | kBlockLast) || packed_[last].flags & (kBlockFirst | kBlockLast)) continue;
+      packed_[first].flags |= kBlockFirst;
+      packed_[last].flags |= kBlockLast;
+      last_of_first_.emplace(static_cast<uint32_t>(first), static_cast<uint32_t>(last));
+      first_of_last_.emplace(static_cast<uint32_t>(last), static_cast<uint32_t>(first));
+    }
+  }
+}
+
+bool PackedTokenStream::hides_block_from(size_t index) const {
+  return collapse_ && (packed_[index].flags & kBlockFirst) && !expanded_.count(static_cast<uint32_t>(index));
+}
+
+bool PackedTokenStream::hides_block_to(size_t index) const {
+  if (!collapse_ || !(packed_[index].flags & kBlockLast)) return false;
+  return !expanded_.count(first_of_last_.at(static_cast<uint32_t>(index)));
+}
+
+size_t PackedTokenStream::seen_type(size_t index) const {
+  if (hides_block_from(index)) return G::PASS;
+  if (hides_block_to(index)) return G::NEWLINE;
+  return type_at(index);
+}
+
+size_t PackedTokenStream::collapsed_block_end(size_t first) const {
+  if (first >= packed_.size() || !(packed_[first].flags & kBlockFirst)) return 0;
+  if (expanded_.count(static_cast<uint32_t>(first))) return 0;
+  return last_of_first_.at(static_cast<uint32_t>(first)) + 1;
+}
+
 size_t PackedTokenStream::display_close(size_t open) const {
   if (open >= packed_.size() || !(packed_[open].flags & kDisplayOpen)) return 0;
   return close_of_open_.at(static_cast<uint32_t>(open));
@@ -190,12 +237,31 @@ Token* PackedTokenStream::make(size_t index) const {
 
 Token* PackedTokenStream::get(size_t index) const {
   if (index >= packed_.size()) throw antlr4::IndexOutOfBoundsException("token index out of range");
+  if (hides_block_from(index) || hides_block_to(index)) {
+    auto found = made_standins_.find(index);
+    if (found != made_standins_.end()) return found->second.get();
+    const Packed& p = packed_[index];
+    bool pass = hides_block_from(index);
+    auto t = std::make_unique<CommonToken>(std::make_pair(source_, static_cast<antlr4::CharStream*>(nullptr)),
+                                           pass ? G::PASS : G::NEWLINE, Token::DEFAULT_CHANNEL, widen(p.start),
+                                           widen(p.stop));
+    t->setLine(p.line);
+    t->setCharPositionInLine(p.col);
+    t->setTokenIndex(index);
+    t->setText(pass ? "pass" : "\n");
+    Token* raw = t.get();
+    made_standins_[index] = std::move(t);
+    return raw;
+  }
   auto it = made_.find(index);
   if (it != made_.end()) return it->second.get();
   return make(index);
 }
 
-void PackedTokenStream::release_tokens() { decltype(made_)().swap(made_); }
+void PackedTokenStream::release_tokens() {
+  decltype(made_)().swap(made_);
+  decltype(made_standins_)().swap(made_standins_);
+}
 
 size_t PackedTokenStream::type_at(size_t index) const {
   uint16_t t = packed_[index].type;
@@ -203,17 +269,19 @@ size_t PackedTokenStream::type_at(size_t index) const {
 }
 
 size_t PackedTokenStream::next(size_t index) const {
+  if (hides_block_from(index)) return last_of_first_.at(static_cast<uint32_t>(index));
   if (collapse_ && (packed_[index].flags & kDisplayOpen)) return close_of_open_.at(static_cast<uint32_t>(index));
   return index + 1 < packed_.size() ? index + 1 : index;
 }
 
 size_t PackedTokenStream::prev(size_t index) const {
+  if (hides_block_to(index)) return first_of_last_.at(static_cast<uint32_t>(index));
   if (collapse_ && (packed_[index].flags & kDisplayClose)) return open_of_close_.at(static_cast<uint32_t>(index));
   return index - 1;
 }
 
 void PackedTokenStream::consume() {
-  if (type_at(p_) == Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
+  if (seen_type(p_) == Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
   p_ = next(p_);
 }
 
@@ -225,11 +293,11 @@ size_t PackedTokenStream::LA(ssize_t i) {
       if (at == 0) return Token::INVALID_TYPE;
       at = prev(at);
     }
-    return type_at(at);
+    return seen_type(at);
   }
   size_t at = p_;
   for (ssize_t k = 1; k < i; ++k) at = next(at);
-  return type_at(at);
+  return seen_type(at);
 }
 
 Token* PackedTokenStream::LT(ssize_t k) {

@@ -23,12 +23,21 @@
 // raw_text, raw_span). The parser driver turns this on only for the fast
 // first parse of a statement; the one that reports syntax errors sees every
 // token, so diagnostics do not change.
+//
+// Blocks: in the same way a whole indented block looks like
+// `INDENT pass NEWLINE DEDENT` to the fast parse, so a statement's tree never
+// holds the statements of its blocks: the builder leaves the block's body
+// for later (AstBuilder::take_deferred), and the driver parses its
+// statements one at a time after expand_block(), releasing each one's tree
+// before the next. Memory then follows the largest simple statement, not the
+// largest compound one (a whole program inside `def main():`).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "antlr4-runtime.h"
@@ -47,7 +56,7 @@ class PackedTokenStream : public antlr4::TokenStream {
 
   // Literal displays (see above).
   void set_collapse_displays(bool on) { collapse_ = on; }
-  bool has_displays() const { return !close_of_open_.empty(); }
+  bool has_collapsible() const { return !close_of_open_.empty() || !last_of_first_.empty(); }
   // The index of the closing bracket of the literal display opened at
   // `open`, or 0 when no such display starts there.
   size_t display_close(size_t open) const;
@@ -55,6 +64,13 @@ class PackedTokenStream : public antlr4::TokenStream {
   size_t raw_type(size_t index) const { return type_at(index); }
   std::string raw_text(size_t index) const;
   Span raw_span(size_t index) const;  // for one-line tokens (numbers, keywords, operators)
+
+  // Blocks (see above). `first` is the index of the block's first token
+  // (after its INDENT). The index of its DEDENT when the fast parse saw the
+  // block collapsed, else 0.
+  size_t collapsed_block_end(size_t first) const;
+  // From now on the block's statements are seen, for parsing them.
+  void expand_block(size_t first) { expanded_.insert(static_cast<uint32_t>(first)); }
 
   // antlr4::IntStream
   void consume() override;
@@ -88,11 +104,18 @@ class PackedTokenStream : public antlr4::TokenStream {
   static constexpr uint8_t kHasText = 2;   // text in texts_ (differs from the input)
   static constexpr uint8_t kDisplayOpen = 4;   // opens a literal display (in close_of_open_)
   static constexpr uint8_t kDisplayClose = 8;  // closes one (in open_of_close_)
+  static constexpr uint8_t kBlockFirst = 16;   // first token of a block (in last_of_first_)
+  static constexpr uint8_t kBlockLast = 32;    // last token of a block, before its DEDENT
   static constexpr uint16_t kEofType = 0xffff;
 
   size_t type_at(size_t index) const;
   antlr4::Token* make(size_t index) const;
   void find_displays();
+  void find_blocks();
+  // Is index the first or last token of a block the parser sees collapsed?
+  bool hides_block_from(size_t index) const;
+  bool hides_block_to(size_t index) const;
+  size_t seen_type(size_t index) const;
   // The token after / before `index` as the parser sees it.
   size_t next(size_t index) const;
   size_t prev(size_t index) const;
@@ -102,10 +125,14 @@ class PackedTokenStream : public antlr4::TokenStream {
   std::vector<Packed> packed_;
   std::unordered_map<size_t, std::string> texts_;  // explicit texts, by token index (rare)
   std::unordered_map<uint32_t, uint32_t> close_of_open_, open_of_close_;
+  std::unordered_map<uint32_t, uint32_t> last_of_first_, first_of_last_;
+  std::unordered_set<uint32_t> expanded_;
   bool collapse_ = false;
   size_t p_ = 0;
   // Token objects made since the last release_tokens(), by index.
   mutable std::unordered_map<size_t, std::unique_ptr<antlr4::CommonToken>> made_;
+  // The `pass` and NEWLINE standing for collapsed blocks, by index.
+  mutable std::unordered_map<size_t, std::unique_ptr<antlr4::CommonToken>> made_standins_;
 };
 
 }  // namespace msl

@@ -192,6 +192,62 @@ auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy,
   return rule();
 }
 
+// The fast stage alone, with literal displays and blocks collapsed: null
+// when it fails.
+template <class Rule>
+auto fast_parse(Session& s, Rule rule) -> decltype(rule()) {
+  auto* sim = s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+  s.parser.setErrorHandler(s.bail);
+  sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+  s.guard.reset();
+  s.tokens.set_collapse_displays(true);
+  try {
+    auto ctx = rule();
+    s.tokens.set_collapse_displays(false);
+    return ctx;
+  } catch (const antlr4::ParseCancellationException&) {
+  } catch (const NestingTooDeep&) {
+  }
+  s.tokens.set_collapse_displays(false);
+  s.parser.setContext(nullptr);
+  return nullptr;
+}
+
+// Parses and builds the statements of the blocks that the statement just
+// built left for later (and of the blocks in those), one statement at a
+// time, each tree released before the next. False when one fails the fast
+// parse or reports an error: the caller then parses the whole statement
+// again in full, for the usual diagnostics.
+bool build_deferred(Session& s, AstBuilder& builder, const std::vector<Diagnostic>& semantic) {
+  size_t errors = semantic.size();
+  std::vector<AstBuilder::Deferred> work = builder.take_deferred();
+  bool ok = true;
+  while (ok && !work.empty()) {
+    AstBuilder::Deferred d = work.back();
+    work.pop_back();
+    s.tokens.expand_block(d.first);
+    s.tokens.seek(d.first);
+    while (ok && s.tokens.index() < d.end) {
+      size_t at = s.tokens.index();
+      G::StmtContext* ctx = fast_parse(s, [&] { return s.parser.stmt(); });
+      if (ctx == nullptr || s.tokens.index() == at || s.tokens.index() > d.end) {
+        ok = false;
+        break;
+      }
+      builder.enter(d);
+      builder.set_trusted(true);
+      builder.set_displays(&s.tokens);
+      builder.statement(ctx, *d.body);
+      s.release_statement();
+      ok = semantic.size() == errors;
+      for (AstBuilder::Deferred& inner : builder.take_deferred()) work.push_back(inner);
+    }
+  }
+  builder.take_deferred();
+  builder.leave_deferred();
+  return ok;
+}
+
 Diagnostic too_deep(const SourcePtr& source, Token* at) {
   Span sp = at ? token_span(*at) : Span{1, 1, 1, 2};
   Diagnostic d = make_error(source, sp.line, sp.col, "Expression too deeply nested.",
@@ -224,14 +280,19 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
       size_t start = s.tokens.index();
       bool clean;
       auto rule = [&] { return s.parser.stmt(); };
-      G::StmtContext* ctx = two_stage(s, strategy, rule, clean, s.tokens.has_displays());
+      G::StmtContext* ctx = two_stage(s, strategy, rule, clean, s.tokens.has_collapsible());
       if (s.tokens.index() == start) s.tokens.consume();
+      size_t next = s.tokens.index();
       size_t errors_before = semantic.size(), body_before = module->body.size();
       builder.set_trusted(clean);
       builder.set_displays(clean ? &s.tokens : nullptr);
       builder.statement(ctx, module->body);
-      if (clean && s.tokens.has_displays() && semantic.size() > errors_before) {
-        // Report it from the full parse tree, as without collapsed displays.
+      s.release_statement();
+      bool complete = semantic.size() == errors_before && build_deferred(s, builder, semantic);
+      if (clean && s.tokens.has_collapsible() && !complete) {
+        // Report it from the full parse tree, as without collapsed displays
+        // and blocks.
+        builder.take_deferred();
         semantic.resize(errors_before);
         module->body.resize(body_before);
         s.release_statement();
@@ -241,8 +302,10 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
         builder.set_trusted(clean);
         builder.set_displays(nullptr);
         builder.statement(ctx, module->body);
+        s.release_statement();
+      } else {
+        s.tokens.seek(next);
       }
-      s.release_statement();
     }
   } catch (const NestingTooDeep& e) {
     syntax.push_back(too_deep(source, e.at));
