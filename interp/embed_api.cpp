@@ -26,9 +26,11 @@
 
 #include <fmt/format.h>
 
+#include "interp/deadline_watchdog.h"
 #include "interp/format.h"
 #include "interp/interp.h"
 #include "interp/stdlib_location.h"
+#include "kernels/memory_budget.h"
 
 namespace msl::embed {
 
@@ -37,6 +39,14 @@ struct Handle {
   msl::Value value;
   uint64_t vm_serial = 0;
   std::string type_name;
+  // The VM's memory budget (Config::memory_limit), current while the
+  // handle lets go of its object, so that what it frees is given back.
+  msl::kernels::MemoryBudget* budget = nullptr;
+  ~Handle() {
+    msl::kernels::BudgetScope scope(budget);
+    value = msl::Value();
+    if (budget) budget->drop();
+  }
 };
 }  // namespace detail
 
@@ -174,6 +184,9 @@ struct VM::Impl {
     o.write_stderr = config.error_output ? config.error_output : config.output;
     o.recursion_limit = config.recursion_limit;
     o.step_limit = config.step_limit;
+    o.memory_limit = config.memory_limit;
+    o.sandbox = config.sandbox;
+    if (config.max_sequence > 0) o.max_sequence = config.max_sequence;
     o.argv = config.argv;
     o.module_path = config.module_path;
     o.stdlib_dir = config.stdlib_dir.empty() ? msl::default_stdlib_dir() : config.stdlib_dir;
@@ -182,9 +195,24 @@ struct VM::Impl {
   }
 
   ~Impl() {
+    watchdog.reset();  // no expiry may reach a dying interpreter
     native_modules.clear();
     module_functions.clear();
     interp.reset();
+  }
+
+  // Config::time_limit: armed when an outermost evaluation starts; an
+  // expiry aborts only the evaluation it was armed for.
+  std::unique_ptr<msl::DeadlineWatchdog> watchdog;
+  uint64_t armed_generation = 0;
+  void arm_time_limit() {
+    if (config.time_limit.count() <= 0) return;
+    if (!watchdog)
+      watchdog = std::make_unique<msl::DeadlineWatchdog>([this](uint64_t g) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (depth > 0 && g == armed_generation) interp->request_abort("time limit exceeded");
+      });
+    armed_generation = watchdog->arm(msl::DeadlineWatchdog::Clock::now() + config.time_limit);
   }
 
   // ------------------------------------------------------------ entry guard
@@ -192,6 +220,7 @@ struct VM::Impl {
     explicit Entry(Impl& im) : im(im) {
       std::lock_guard<std::mutex> lock(im.mutex);
       if (im.depth++ == 0) {
+        im.arm_time_limit();
         im.interp->activate();  // new objects join this VM's cycle collector
         uint64_t t = thread_token();
         if (t != im.thread) {
@@ -210,9 +239,10 @@ struct VM::Impl {
         } catch (...) {
         }
         im.interp->handled_exceptions().clear();
-        // A step limit that was hit has reached the host; the next call
-        // starts a new count.
-        im.interp->reset_step_limit();
+        // A limit that was hit has reached the host; the next call starts
+        // a new count.
+        if (im.watchdog) im.watchdog->disarm();
+        im.interp->reset_limits();
       }
     }
     Impl& im;
@@ -254,6 +284,8 @@ struct VM::Impl {
     h->value = v;
     h->vm_serial = serial;
     h->type_name = interp->type_name(v);
+    h->budget = interp->memory_budget();
+    if (h->budget) h->budget->retain();
     Value out;
     out.type_ = Value::Type::Object;
     out.handle_ = std::move(h);
@@ -370,14 +402,27 @@ struct VM::Impl {
 
   // Runs `body` (which returns an msl::Value) as one entry point.
   template <class F>
+  //
+  // Config::memory_limit: what the evaluation allocates and frees is the
+  // VM's (BudgetScope); the host data made of its result and errors is the
+  // host's, and so is what native functions do (call_host).
   Result guarded(F&& body) {
     Entry entry(*this);
     Result r;
+    msl::kernels::MemoryBudget* budget = interp->memory_budget();
     try {
-      msl::Value v = body(*interp);
+      msl::Value v;
+      {
+        msl::kernels::BudgetScope vm(budget);
+        v = body(*interp);
+      }
       r.value = from_msl(v);
+      msl::kernels::BudgetScope vm(budget);
+      v = msl::Value();
     } catch (msl::MslError& e) {
       r.status = report_exception(e.exc);
+      msl::kernels::BudgetScope vm(budget);
+      e.exc = msl::Value();
     } catch (msl::MslExit& e) {
       r.status = Status::Exit;
       r.exit_code = e.code;
@@ -407,14 +452,15 @@ struct VM::Impl {
     Impl& im = *hf->impl;
     if (!a.kw.empty())
       I.raise(I.exception_class("TypeError").get(), fmt::format("{}() takes no keyword arguments", hf->name));
-    std::vector<Value> args;
-    args.reserve(a.pos.size());
-    for (const msl::Value& v : a.pos) args.push_back(im.from_msl(v));
-
-    Value result;
     std::string err_type, err_message;
     try {
-      result = hf->fn(std::span<const Value>(args));
+      // The host's own memory is not the VM's (Config::memory_limit).
+      msl::kernels::BudgetScope host(nullptr);
+      std::vector<Value> args;
+      args.reserve(a.pos.size());
+      for (const msl::Value& v : a.pos) args.push_back(im.from_msl(v));
+      Value result = hf->fn(std::span<const Value>(args));
+      msl::kernels::BudgetScope vm(I.memory_budget());
       return im.to_msl(result);
     } catch (msl::MslError&) {
       throw;
@@ -583,6 +629,11 @@ std::string VM::str(const Value& value) {
 void VM::interrupt() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   if (impl_->depth > 0) impl_->interp->request_interrupt();
+}
+
+void VM::abort() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->depth > 0) impl_->interp->request_abort("evaluation aborted");
 }
 
 const std::optional<ErrorInfo>& VM::last_error() const { return impl_->last_error; }

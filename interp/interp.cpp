@@ -10,6 +10,7 @@
 
 #include "interp/format.h"
 #include "interp/nodes.h"
+#include "interp/sandbox.h"
 #include "lang/parser.h"
 
 namespace msl {
@@ -61,6 +62,8 @@ Interp::Interp(Options opts)
   init_dict_methods(*this);
   init_file_object(*this);
   register_std_modules(*this);
+  sandbox_module(*this, "builtins", *builtins_);
+  if (opts_.memory_limit > 0) budget_ = kernels::MemoryBudget::make(opts_.memory_limit);
 }
 
 Interp::~Interp() {
@@ -80,6 +83,7 @@ Interp::~Interp() {
   // Whatever is left in cycles (classes and their methods, closures) goes now.
   heap_.collect();
   munmap(stack_base_, kValueStackSize * sizeof(Value));
+  if (budget_) budget_->drop();  // storages still charged to it keep it alive
 }
 
 size_t Interp::collect_garbage() {
@@ -326,6 +330,13 @@ void Interp::raise_value(Value exc) {
 
 void Interp::handle_pending() {
   pending_.store(false);
+  if (const char* reason = abort_reason_.load(std::memory_order_relaxed)) {
+    // Raised again at every safe point until the host has the error: a
+    // `finally` block that loops is stopped too.
+    aborted_ = true;
+    pending_.store(true);
+    raise(exception_class("RuntimeError").get(), reason);
+  }
   if (gc_due_.exchange(false)) heap_.collect();
   // Ctrl-C first: raised inside a __del__ it would only be printed as ignored.
   if (interrupt_.exchange(false)) {
@@ -338,7 +349,7 @@ void Interp::handle_pending() {
 void Interp::step_limit_exceeded() {
   // steps_ stays past the limit: every later step raises again, and `except`
   // and `finally` (nodes_stmt.cpp) let the error through, until the host
-  // calls reset_step_limit().
+  // calls reset_limits().
   raise(exception_class("RuntimeError").get(), "step limit exceeded");
 }
 

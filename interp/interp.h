@@ -23,6 +23,7 @@
 
 #include "interp/gc.h"
 #include "interp/object.h"
+#include "kernels/memory_budget.h"
 #include "lang/ast.h"
 #include "lang/diagnostics.h"
 
@@ -62,11 +63,18 @@ class Interp {
     // calls (the fuzzer's and the embedding API's step limit). The limited
     // code cannot catch it: once exceeded, no `except` clause matches, a
     // `finally` block cannot end the unwinding with return/break/continue,
-    // and every further step raises again, until reset_step_limit().
+    // and every further step raises again, until reset_limits().
     int64_t step_limit = 0;
     // Largest list/tuple/string (elements or bytes) built by repetition or
-    // materialisation before MemoryError; the fuzzer lowers it.
+    // materialisation before MemoryError; the fuzzer and embedders lower it.
     size_t max_sequence = size_t{1} << 28;
+    // > 0: the bytes this interpreter may hold (objects, their contents and
+    // tensor storage; kernels/memory_budget.h), counted while the embedding
+    // API runs it. An allocation past it raises MemoryError in the script.
+    size_t memory_limit = 0;
+    // No access to the host machine (interp/sandbox.h): files, os, the
+    // environment, input().
+    bool sandbox = false;
     std::vector<std::string> argv;         // sys.argv
     std::vector<std::string> module_path;  // MSL_PATH entries
     std::string stdlib_dir;                // standard library root
@@ -111,6 +119,14 @@ class Interp {
   // Interrupt from another thread (Ctrl-C, embedding API): the running code
   // raises KeyboardInterrupt at its next loop iteration or call.
   void request_interrupt() { interrupt_.store(true, std::memory_order_relaxed); pending_.store(true); }
+  // Ends the running evaluation with RuntimeError(`reason`), which the
+  // limited code cannot catch (as the step limit): from any thread (the
+  // embedding API's abort() and its wall-clock limit). `reason` must
+  // outlive the evaluation (a string literal).
+  void request_abort(const char* reason) {
+    abort_reason_.store(reason, std::memory_order_relaxed);
+    pending_.store(true);
+  }
   // Asks for a cycle collection at the next safe point (the heap calls it).
   void request_gc() { gc_due_.store(true, std::memory_order_relaxed); pending_.store(true); }
 
@@ -216,12 +232,19 @@ class Interp {
   void count_step() {
     if (opts_.step_limit > 0 && ++steps_ > opts_.step_limit) step_limit_exceeded();
   }
-  // The step limit was hit and the error is unwinding (Options::step_limit).
-  bool step_limit_hit() const { return opts_.step_limit > 0 && steps_ > opts_.step_limit; }
+  // A limit was hit and its error is unwinding: the step limit
+  // (Options::step_limit) or an abort (request_abort). No `except` matches
+  // it and no `finally` ends it.
+  bool limit_hit() const { return (opts_.step_limit > 0 && steps_ > opts_.step_limit) || aborted_; }
   // After the error reached the host: the next evaluation starts a new count.
-  void reset_step_limit() {
-    if (step_limit_hit()) steps_ = 0;
+  void reset_limits() {
+    if (opts_.step_limit > 0 && steps_ > opts_.step_limit) steps_ = 0;
+    aborted_ = false;
+    abort_reason_.store(nullptr, std::memory_order_relaxed);
   }
+  // The budget of Options::memory_limit (null without one): the embedding
+  // API makes it current while the interpreter runs.
+  kernels::MemoryBudget* memory_budget() const { return budget_; }
   // Throws RecursionError when the C++ stack is nearly exhausted (deeply
   // nested data in repr/eq, runaway recursion through native code).
   void check_stack() {
@@ -298,6 +321,9 @@ class Interp {
   std::unordered_map<std::string, Ref<Class>> iterator_classes_;
   std::vector<Value> handled_;
   std::atomic<bool> pending_{false};
+  std::atomic<const char*> abort_reason_{nullptr};
+  bool aborted_ = false;
+  kernels::MemoryBudget* budget_ = nullptr;
   std::atomic<bool> interrupt_{false};
   uint64_t serial_;
   bool finalizers_enabled_ = true;  // false once the destructor starts

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "interp/nodes.h"
+#include "interp/sandbox.h"
 
 namespace fs = std::filesystem;
 
@@ -62,6 +63,7 @@ struct ModuleLoader {
       m = I.new_module(name, "");
       I.modules_[name] = m;
       native->second(I, *m);
+      sandbox_module(I, name, *m);
     } else {
       std::string rel = name;
       for (char& c : rel)

@@ -2,6 +2,8 @@
 // result of exec(); only MSL exceptions use C++ exceptions.
 #include "interp/node_factory.h"
 
+#include <new>
+
 namespace msl::nodes {
 namespace {
 
@@ -334,10 +336,23 @@ struct Try final : StmtNode {
     try {
       r = body->exec(f);
     } catch (MslError& err) {
-      // A step limit is not the limited code's to catch (Interp::Options).
-      if (handlers.empty() || f.I.step_limit_hit()) throw;
+      // A step limit or an abort is not the limited code's to catch
+      // (Interp::Options).
+      if (handlers.empty() || f.I.limit_hit()) throw;
       raised = true;
       r = handle(f, err);
+    } catch (std::bad_alloc&) {
+      // An allocation the memory limit (or the system) refused, inside the
+      // interpreter rather than a native function: MemoryError, which the
+      // script may catch, as in Python. What failed was not allocated, so
+      // the exception object fits.
+      if (handlers.empty() || f.I.limit_hit()) throw;
+      try {
+        f.I.raise(f.I.exception_class("MemoryError").get(), "out of memory");
+      } catch (MslError& err) {
+        raised = true;
+        r = handle(f, err);
+      }
     }
     if (!raised && orelse && r == Exec::Normal) r = orelse->exec(f);
     return r;
@@ -354,7 +369,7 @@ struct Try final : StmtNode {
       // step limit, which the limited code cannot stop.
       Value saved_ret = f.ret;
       Exec fr = finalbody->exec(f);
-      if (fr != Exec::Normal && !f.I.step_limit_hit()) return fr;
+      if (fr != Exec::Normal && !f.I.limit_hit()) return fr;
       f.ret = saved_ret;
       throw;
     }

@@ -713,11 +713,9 @@ std::vector<Value> Interp::to_vector(const Value& iterable) {
   Value it = iter(iterable);
   Value x;
   while (next(it, x)) {
+    if (out.size() >= opts_.max_sequence) raise(exception_class("MemoryError").get(), "iterable is too long");
     out.push_back(std::move(x));
-    if ((out.size() & 0xFFF) == 0) {
-      poll();
-      if (out.size() > opts_.max_sequence) raise(exception_class("MemoryError").get(), "iterable is too long");
-    }
+    if ((out.size() & 0xFFF) == 0) poll();
   }
   return out;
 }

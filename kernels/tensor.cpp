@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
 
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
@@ -66,8 +67,35 @@ Dims contiguous_strides(const Dims& shape) {
 
 // --------------------------------------------------------------- Storage
 
-Storage::Storage(Device* dev, size_t n, Stream s) : device(dev), stream(s), data(dev->allocate(n, s)), bytes(n) {}
-Storage::~Storage() { device->deallocate(data, bytes, stream); }
+namespace {
+// Charges `n` bytes to the current budget (before anything is allocated).
+MemoryBudget* charge(size_t n) {
+  MemoryBudget* b = current_budget();
+  if (!b) return nullptr;
+  if (!b->try_charge(n)) throw std::bad_alloc();
+  b->retain();
+  return b;
+}
+}  // namespace
+
+Storage::Storage(Device* dev, size_t n, Stream s) : device(dev), stream(s), data(nullptr), bytes(n), budget(charge(n)) {
+  try {
+    data = dev->allocate(n, s);
+  } catch (...) {
+    if (budget) {
+      budget->release(n);
+      budget->drop();
+    }
+    throw;
+  }
+}
+Storage::~Storage() {
+  device->deallocate(data, bytes, stream);
+  if (budget) {
+    budget->release(bytes);
+    budget->drop();
+  }
+}
 
 // ---------------------------------------------------------------- Tensor
 

@@ -18,6 +18,7 @@
 
 #include "kernels/device.h"
 #include "kernels/dtype.h"
+#include "kernels/memory_budget.h"
 
 namespace msl::kernels {
 
@@ -66,6 +67,9 @@ struct Storage {
   Stream stream;
   void* data;
   size_t bytes;
+  // The budget the bytes were charged to (kernels/memory_budget.h): the
+  // current one when the storage was made; given back when it is freed.
+  MemoryBudget* budget;
 };
 
 // The dtype, shape and device of a tensor without its data: what shape

@@ -52,6 +52,7 @@
 // and returns its own Result; it does not raise in the calling MSL code.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -207,6 +208,25 @@ struct Config {
   // a `finally` block may start but cannot end it with return, break or
   // continue, and every further step raises it again until it reaches the host.
   int64_t step_limit = 0;
+  // > 0: the bytes the VM may hold: its objects and their contents
+  // (everything it allocates while it runs) and tensor storage. An
+  // allocation past it fails before it happens and raises MemoryError in
+  // the script (which may catch it, as in Python); the host is unaffected.
+  size_t memory_limit = 0;
+  // > 0: the wall-clock time one evaluation (run, call, eval, ...) may take,
+  // nested calls included. Past it, the evaluation fails with RuntimeError
+  // "time limit exceeded", which the script cannot catch (as the step
+  // limit). Checked at loop iterations and calls, and in time.sleep.
+  std::chrono::milliseconds time_limit{0};
+  // No access to the host machine: open(), input(), os (files, folders, the
+  // working folder, the environment), checkpoint and data set files and
+  // save_graphs raise PermissionError. sys.exit ends the evaluation
+  // (Status::Exit), never the host process, sandboxed or not.
+  bool sandbox = false;
+  // > 0: the largest list, tuple or string (elements or bytes) the script
+  // may build by repetition or materialisation (`[0] * n`, list(iterable))
+  // before MemoryError. 0: the default, 2**28.
+  size_t max_sequence = 0;
 };
 
 class VM {
@@ -259,6 +279,11 @@ class VM {
   // Thread-safe: stops the evaluation currently running on this VM with a
   // KeyboardInterrupt. Does nothing when no evaluation is running.
   void interrupt();
+  // Thread-safe: ends the evaluation currently running on this VM with
+  // RuntimeError "evaluation aborted", which (unlike interrupt()) the script
+  // cannot catch: no `except` matches it and no `finally` block can end it.
+  // Does nothing when no evaluation is running.
+  void abort();
 
   // The last error reported (also when no on_error callback is set).
   const std::optional<ErrorInfo>& last_error() const;
