@@ -638,7 +638,7 @@ const Compiled& GraphCompiler::grad_entry(GradFunctionObj* gf, size_t nargs) { r
 // cause a recompilation per value.
 jit::AbsValue abstract_of(const exec::RtValue& v) {
   using jit::ScalarKind;
-  if (auto t = v.get_if<kernels::Tensor>()) return jit::abs_tensor(t->dtype(), t->shape());
+  if (auto t = v.get_if<kernels::Tensor>()) return jit::abs_tensor(t->spec());  // the device is part of the type
   if (v.is<bool>()) return jit::abs_scalar(ScalarKind::Bool);
   if (v.is<int64_t>()) return jit::abs_scalar(ScalarKind::Int);
   if (v.is<double>()) return jit::abs_scalar(ScalarKind::Float);

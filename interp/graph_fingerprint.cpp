@@ -201,11 +201,14 @@ class Walk {
         params.push_back(v);
         str(t->param->name);
         text += t->param->requires_grad ? "rg;" : "nrg;";
-        text += fmt::format("{}{};", kernels::dtype_name(t->t.dtype()), t->t.shape().str());
+        text += fmt::format("{}{}@{};", kernels::dtype_name(t->t.dtype()), t->t.shape().str(),
+                            kernels::device_type_name(t->t.spec().device));
         return;
       }
-      kernels::Tensor c = t->t.contiguous();
-      text += fmt::format("tensor {}{};", kernels::dtype_name(c.dtype()), c.shape().str());
+      // By content, read on the host.
+      kernels::Tensor c = t->t.to_host().contiguous();
+      text += fmt::format("tensor {}{}@{};", kernels::dtype_name(c.dtype()), c.shape().str(),
+                          kernels::device_type_name(t->t.spec().device));
       str(jit::codegen::ObjectCache::hash(std::string_view(static_cast<const char*>(c.raw()), c.nbytes())));
       return;
     }

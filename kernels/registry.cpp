@@ -139,6 +139,17 @@ void infer(Prim p, std::span<const TensorSpec> in, const Attrs& attrs, std::vect
 
 namespace {
 
+void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out);
+
+// A view of a host scalar on another device (broadcast_to of a Python
+// number): the scalar moves there first, so the view is on that device.
+[[gnu::noinline]] void run_view_on(Device* dev, Prim p, std::span<const Tensor> in, const Attrs& attrs,
+                                   std::span<Tensor> out) {
+  std::vector<Tensor> moved(in.begin(), in.end());
+  moved[0] = moved[0].to_device(dev);
+  run(p, moved, attrs, out);
+}
+
 // Runs inference and the kernel with outputs in a caller-provided array, so
 // the single-output path never touches the heap for bookkeeping.
 void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out) {
@@ -168,6 +179,10 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     dev = td;
   }
   if (!uniform || scalars) dev = common_device(d.name, in);
+  if (d.kind == PrimKind::View && !in.empty() && in[0].device() != dev) [[unlikely]] {
+    run_view_on(dev, p, in, attrs, out);
+    return;
+  }
   KernelFn kernel = d.kernels[static_cast<int>(dev->type())];
   if (!kernel) throw ValueError(fmt::format("{}: no kernel for device {}", d.name, dev->name()));
   std::span<TensorSpec> specs(specs_buf, static_cast<size_t>(d.outputs));

@@ -43,6 +43,30 @@ foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
   set_tests_properties(${test_name} PROPERTIES LABELS "script;modes" TIMEOUT 60 ENVIRONMENT MSL_TEST_MODE=pynative)
 endforeach()
 
+# Debug device (label `debug_device`): every ops script (grad, train,
+# checkpoints and datasets included) again with the Debug device as the
+# default device (MSL_DEFAULT_DEVICE=debug, kernels/device_debug.h). Its
+# memory is unreadable outside its kernels, so any host code that reads a
+# tensor's memory directly instead of through to_host aborts the script:
+# this is how the core is kept GPU-ready on machines without a GPU.
+#   ctest -L debug_device -j2
+# Scripts whose expected output depends on the CPU device itself are skipped:
+set(MSL_DEBUG_DEVICE_SKIP
+    fusion/blocked_layout  # the blocked layout is the CPU target's (oneDNN); other devices keep NCHW
+    grad/errors            # the messages print tensor types, which name a device other than the CPU
+    grad/save_graphs)      # the saved graphs print tensor types too
+foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
+  get_filename_component(test_case ${test_file} NAME_WLE)
+  get_filename_component(test_dir ${test_file} DIRECTORY)
+  get_filename_component(test_feature ${test_dir} NAME)
+  if("${test_feature}/${test_case}" IN_LIST MSL_DEBUG_DEVICE_SKIP)
+    continue()
+  endif()
+  set(test_name debug_device/ops/${test_feature}/${test_case})
+  add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+  set_tests_properties(${test_name} PROPERTIES LABELS "debug_device" TIMEOUT 60 ENVIRONMENT MSL_DEFAULT_DEVICE=debug)
+endforeach()
+
 # Self-tests of the runner: each script's annotations are wrong on purpose, so
 # the runner must fail it (WILL_FAIL). Guards against a vacuously passing runner.
 file(GLOB MSL_SCRIPT_SELFTESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/script_runner_selftest/*.msl)

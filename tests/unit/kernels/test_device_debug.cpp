@@ -147,3 +147,21 @@ TEST_CASE("a kernel's temporaries on the debug device are usable inside it and f
   }
   CHECK(debug_device_live_blocks() == live);
 }
+
+TEST_CASE("host scalars alone compute on the default device, views of them included") {
+  Device* before = default_device();
+  set_default_device(debug_device());
+  Tensor s = Tensor::scalar(DType::Float32, 2);
+  Tensor b = execute1(Prim::broadcast_to, std::span<const Tensor>(&s, 1), Attrs{{"shape", std::vector<int64_t>{3}}});
+  Tensor sq[2] = {s, s};
+  Tensor m = execute1(Prim::mul, sq);
+  std::vector<TensorSpec> out;
+  TensorSpec specs[1] = {s.spec()};
+  infer(Prim::neg, specs, {}, out);
+  set_default_device(before);
+  CHECK(b.device() == debug_device());
+  CHECK(b.item_at(2) == 2);
+  CHECK(m.device() == debug_device());
+  CHECK(m.item() == 4);
+  CHECK(out[0].device == DeviceType::Debug);
+}
