@@ -9,14 +9,19 @@
 //     and a bail-out error strategy (fast, exact when it succeeds), and only
 //     on failure again with full LL and SyntaxErrorStrategy, which reports and
 //     recovers. The loop always makes progress, so no input stops it early.
+//     The fast stage sees literal displays and blocks collapsed (see
+//     packed_token_stream.h); the second one sees every token.
 //     A listener bounds the parser's rule nesting (kMaxRuleDepth): past it the
 //     parse stops with "Expression too deeply nested." instead of overflowing
 //     the stack.
 //  4. Build the AST of every statement (AstBuilder) as soon as it is parsed,
 //     even after syntax errors, so independent errors in later statements
-//     are reported too. Its parse tree and token objects are freed then:
-//     memory stays proportional to the source and the AST, plus the largest
-//     statement's tree.
+//     are reported too. Its parse tree and token objects are freed then, and
+//     the statements of its collapsed blocks are parsed and built one at a
+//     time (build_deferred): memory stays proportional to the source and the
+//     AST, plus the largest simple statement's tree. A statement whose build
+//     reports an error after a collapsed parse is parsed and built again in
+//     full, so its diagnostics are those of the full tree.
 //  5. Merge the diagnostics: drop the parser's and builder's errors that lie
 //     after an unclosed bracket or fatal lexical error (consequences), keep at
 //     most one per line (lexer, then parser, then builder), sort by position.
