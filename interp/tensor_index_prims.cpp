@@ -59,6 +59,13 @@ Device* device_of_type(kernels::DeviceType t) {
   return d->type() == t ? d : kernels::cpu_device();
 }
 
+// `t` as an operand of a primitive on `home`: itself when already there or
+// a 0-d CPU tensor (a host scalar goes with any device), else a copy.
+Tensor on_device(const Tensor& t, Device* home) {
+  if (t.device() == home || (t.ndim() == 0 && t.device()->type() == kernels::DeviceType::CPU)) return t;
+  return t.to_device(home);
+}
+
 std::vector<int64_t> vec(const Dims& d) { return std::vector<int64_t>(d.begin(), d.end()); }
 
 // Primitive `p` on tensors or tracers: recorded when any input is traced,
@@ -82,14 +89,10 @@ Value prim(Interp& I, Class* cls, Prim p, std::vector<Value> in, const Attrs& at
   }
   return wrap_tensor(cls, kernel_call(I, [&] {
                        // Index tensors and values made here from Python
-                       // lists are CPU tensors: they go to the device of
-                       // input 0 (x, or what it was derived from).
+                       // numbers and lists go to the device of input 0 (x,
+                       // or what it was derived from).
                        std::vector<Tensor> ts;
-                       for (const Value& v : in) {
-                         const Tensor& t = tensor_of(v);
-                         Device* home = tensor_of(in[0]).device();
-                         ts.push_back(t.device() == home || t.ndim() == 0 ? t : t.to_device(home));
-                       }
+                       for (const Value& v : in) ts.push_back(on_device(tensor_of(v), tensor_of(in[0]).device()));
                        try {
                          return kernels::execute1(p, ts, attrs);
                        } catch (const kernels::IndexOutOfRange& e) {
@@ -117,8 +120,7 @@ Value transpose(Interp& I, Class* cls, const Value& v, const std::vector<int64_t
 // view of one).
 void assign(Interp& I, const Value& dst, const Value& value) {
   kernel_call(I, [&] {
-    Tensor in[2] = {tensor_of(dst), tensor_of(value)};
-    if (in[1].device() != in[0].device() && in[1].ndim() > 0) in[1] = in[1].to_device(in[0].device());
+    Tensor in[2] = {tensor_of(dst), on_device(tensor_of(value), tensor_of(dst).device())};
     kernels::execute1(Prim::assign, in);
   });
 }
