@@ -54,10 +54,11 @@ class C(object):
   done
   if [[ "$shape" == list ]]; then out="x = [$out]
 "; fi
-  if [[ "$shape" == block ]]; then out="if True:
-    ${out//$'\n'/$'\n'    }
-"; fi
-  printf '%s' "$out" > "$file"
+  if [[ "$shape" == block ]]; then
+    { echo "if True:"; printf '%s' "$out" | sed 's/^/    /'; } > "$file"
+  else
+    printf '%s' "$out" > "$file"
+  fi
   printf '%s' "$peak_printer" >> "$file"
 }
 
