@@ -68,3 +68,6 @@ mem_padding = torch.tensor([[False, False, True, True, False], [False, False, Fa
 run("decoder", nn.TransformerDecoderLayer(E, 2, 16, dropout=0.0, activation="gelu", batch_first=True,
                                           norm_first=True),
     [q, mem], lambda m, t, s: m(t, s, tgt_mask=causal, memory_key_padding_mask=mem_padding))
+src_padding = mem_padding
+run("transformer", nn.Transformer(E, 2, 2, 2, 16, dropout=0.0, batch_first=True), [mem, q],
+    lambda m, s, t: m(s, t, tgt_mask=causal, src_key_padding_mask=src_padding, memory_key_padding_mask=src_padding))
