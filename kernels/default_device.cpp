@@ -28,7 +28,14 @@ std::atomic<Device*>& slot() {
 
 }  // namespace
 
+namespace detail {
+bool default_device_off_cpu = default_device() != cpu_device();
+}  // namespace detail
+
 Device* default_device() { return slot().load(std::memory_order_relaxed); }
-void set_default_device(Device* d) { slot().store(d, std::memory_order_relaxed); }
+void set_default_device(Device* d) {
+  slot().store(d, std::memory_order_relaxed);
+  detail::default_device_off_cpu = d != cpu_device();
+}
 
 }  // namespace msl::kernels

@@ -70,5 +70,10 @@ void cpu_allocator_reset_peak();
 // device) when it is first asked; that variable is for tests only.
 Device* default_device();
 void set_default_device(Device* d);
+namespace detail {
+// default_device() is not the CPU: what eager dispatch checks before asking
+// where host scalars alone compute (no function call on the CPU's path).
+extern bool default_device_off_cpu;
+}  // namespace detail
 
 }  // namespace msl::kernels

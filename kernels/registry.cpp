@@ -141,6 +141,12 @@ namespace {
 
 void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tensor> out);
 
+bool all_host_scalars(std::span<const Tensor> in) {
+  for (const Tensor& t : in)
+    if (t.ndim() != 0 || t.device()->type() != DeviceType::CPU) return false;
+  return true;
+}
+
 // A view of a host scalar on another device (broadcast_to of a Python
 // number): the scalar moves there first, so the view is on that device.
 [[gnu::noinline]] void run_view_on(Device* dev, Prim p, std::span<const Tensor> in, const Attrs& attrs,
@@ -166,23 +172,16 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     for (auto& t : in) in_heap.push_back(t.spec());
     in_specs = in_heap;
   }
-  // The device: the fast path is every input on one device, not all 0-d;
-  // anything else (mixed devices, host scalars only, no inputs) asks
-  // common_device.
-  Device* dev = nullptr;
-  bool uniform = true, scalars = true;
+  // Every input defined, and the device: the fast path is every input on
+  // the first one's; mixed devices, no inputs and, when the default device
+  // is not the CPU, host scalars only ask common_device.
+  Device* dev = in.empty() ? nullptr : in[0].device();
+  bool mixed = dev == nullptr;
   for (auto& t : in) {
     if (!t.defined()) throw ValueError(fmt::format("{}: an input tensor is empty (undefined)", d.name));
-    Device* td = t.device();
-    uniform &= dev == nullptr || td == dev;
-    scalars &= t.ndim() == 0;
-    dev = td;
+    mixed |= t.device() != dev;
   }
-  if (!uniform || scalars) dev = common_device(d.name, in);
-  if (d.kind == PrimKind::View && !in.empty() && in[0].device() != dev) [[unlikely]] {
-    run_view_on(dev, p, in, attrs, out);
-    return;
-  }
+  if (mixed || (detail::default_device_off_cpu && all_host_scalars(in))) dev = common_device(d.name, in);
   KernelFn kernel = d.kernels[static_cast<int>(dev->type())];
   if (!kernel) throw ValueError(fmt::format("{}: no kernel for device {}", d.name, dev->name()));
   std::span<TensorSpec> specs(specs_buf, static_cast<size_t>(d.outputs));
@@ -192,7 +191,12 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
       for (int i = 0; i < d.outputs; ++i) out[i] = Tensor(specs[i].dtype, specs[i].shape, dev);
       break;
     case PrimKind::InPlace: out[0] = in[0]; break;
-    case PrimKind::View: break;
+    case PrimKind::View:
+      if (in[0].device() != dev) [[unlikely]] {
+        run_view_on(dev, p, in, attrs, out);
+        return;
+      }
+      break;
   }
   if (dev->type() == DeviceType::Debug) {
     // The CPU kernel, "inside" the device: its memory is readable meanwhile.
