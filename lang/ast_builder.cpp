@@ -607,9 +607,9 @@ StmtPtr AstBuilder::compound(G::Compound_stmtContext* ctx) {
 
 void AstBuilder::suite(G::SuiteContext* ctx, Body& out) {
   check(ctx);
-  if (displays_ != nullptr && ctx->INDENT() != nullptr) {
+  if (collapsed_ != nullptr && ctx->INDENT() != nullptr) {
     size_t first = ctx->INDENT()->getSymbol()->getTokenIndex() + 1;
-    if (size_t end = displays_->collapsed_block_end(first)) {
+    if (size_t end = collapsed_->collapsed_block_end(first)) {
       deferred_.push_back(Deferred{&out, first, end, scope_});
       return;
     }
@@ -1156,10 +1156,10 @@ ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
   TerminalNode* first = dynamic_cast<TerminalNode*>(ctx->children[0]);
   if (first == nullptr) fail_silently();
   size_t first_type = first->getSymbol()->getType();
-  if (displays_ != nullptr && ctx->children.size() == 2 &&
+  if (collapsed_ != nullptr && ctx->children.size() == 2 &&
       (first_type == G::OPEN_PAREN || first_type == G::OPEN_BRACK || first_type == G::OPEN_BRACE)) {
     size_t open = first->getSymbol()->getTokenIndex();
-    if (size_t close = displays_->display_close(open)) {
+    if (size_t close = collapsed_->display_close(open)) {
       int depth = 0;
       ExprPtr e = literal_display(open, close, depth);
       depth_[e.get()] = depth;  // at most 1 + 2 * kMaxNesting: never too deep

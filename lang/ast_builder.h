@@ -70,10 +70,11 @@ class AstBuilder {
   // The statements that follow parsed without any error (so their trees hold
   // no error nodes, and the per-node scan for them can be skipped).
   void set_trusted(bool trusted) { trusted_ = trusted; }
-  // The statements that follow were parsed with literal displays collapsed
-  // (lang/packed_token_stream.h): an empty display atom whose bracket opens
-  // one in `tokens` is built from its packed tokens. Null: none were.
-  void set_displays(const PackedTokenStream* tokens) { displays_ = tokens; }
+  // The statements that follow were parsed with literal displays and blocks
+  // collapsed (lang/packed_token_stream.h): an empty display atom whose
+  // bracket opens one in `tokens` is built from its packed tokens, and a
+  // collapsed block is left for later (take_deferred). Null: none were.
+  void set_collapsed(const PackedTokenStream* tokens) { collapsed_ = tokens; }
 
  private:
   struct Scope {
@@ -172,7 +173,7 @@ class AstBuilder {
   std::unordered_map<const ast::Expr*, int> depth_;
   Span leftover_;
   bool trusted_ = false;
-  const PackedTokenStream* displays_ = nullptr;
+  const PackedTokenStream* collapsed_ = nullptr;
   std::vector<Deferred> deferred_;
 };
 

@@ -38,7 +38,7 @@ bool closes(size_t t) { return t == G::CLOSE_PAREN || t == G::CLOSE_BRACK || t =
 }  // namespace
 
 ExprPtr AstBuilder::literal_display(size_t open, size_t close, int& depth) {
-  const PackedTokenStream& tokens = *displays_;
+  const PackedTokenStream& tokens = *collapsed_;
   std::vector<ExprPtr> elts;
   int deepest = 0;
   for (size_t i = open + 1; i < close; ++i) {

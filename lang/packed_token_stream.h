@@ -17,7 +17,7 @@
 // True/False/None/... literals (a leading '-' allowed) or such displays,
 // `[1, -2.5, (3, 4)]`, can hold millions of tokens as one expression, and
 // ANTLR would build about 15 parse tree nodes per element. The stream finds
-// them up front (the outermost ones), and while collapse_displays is on it
+// them up front (the outermost ones), and while set_collapse(true) holds it
 // hides their contents: the parser sees `[` `]`, an empty display, and the
 // AST builder fills it from the packed tokens (display_close, raw_type,
 // raw_text, raw_span). The parser driver turns this on only for the fast
@@ -54,8 +54,8 @@ class PackedTokenStream : public antlr4::TokenStream {
   // No Token* obtained before may be used after.
   void release_tokens();
 
-  // Literal displays (see above).
-  void set_collapse_displays(bool on) { collapse_ = on; }
+  // Literal displays and blocks (see above): shown collapsed while on.
+  void set_collapse(bool on) { collapse_ = on; }
   bool has_collapsible() const { return !close_of_open_.empty() || !last_of_first_.empty(); }
   // The index of the closing bracket of the literal display opened at
   // `open`, or 0 when no such display starts there.

@@ -179,14 +179,14 @@ auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy,
   sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
   s.guard.reset();
   clean = true;
-  s.tokens.set_collapse_displays(collapse);
+  s.tokens.set_collapse(collapse);
   try {
     auto ctx = rule();
-    s.tokens.set_collapse_displays(false);
+    s.tokens.set_collapse(false);
     return ctx;
   } catch (const antlr4::ParseCancellationException&) {
   }
-  s.tokens.set_collapse_displays(false);
+  s.tokens.set_collapse(false);
   clean = false;
   s.tokens.seek(start);
   s.parser.setContext(nullptr);
@@ -205,15 +205,15 @@ auto fast_parse(Session& s, Rule rule) -> decltype(rule()) {
   s.parser.setErrorHandler(s.bail);
   sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
   s.guard.reset();
-  s.tokens.set_collapse_displays(true);
+  s.tokens.set_collapse(true);
   try {
     auto ctx = rule();
-    s.tokens.set_collapse_displays(false);
+    s.tokens.set_collapse(false);
     return ctx;
   } catch (const antlr4::ParseCancellationException&) {
   } catch (const NestingTooDeep&) {
   }
-  s.tokens.set_collapse_displays(false);
+  s.tokens.set_collapse(false);
   s.parser.setContext(nullptr);
   return nullptr;
 }
@@ -241,7 +241,7 @@ bool build_deferred(Session& s, AstBuilder& builder, const std::vector<Diagnosti
       }
       builder.enter(d);
       builder.set_trusted(true);
-      builder.set_displays(&s.tokens);
+      builder.set_collapsed(&s.tokens);
       builder.statement(ctx, *d.body);
       s.release_statement();
       ok = semantic.size() == errors;
@@ -290,7 +290,7 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
       size_t next = s.tokens.index();
       size_t errors_before = semantic.size(), body_before = module->body.size();
       builder.set_trusted(clean);
-      builder.set_displays(clean ? &s.tokens : nullptr);
+      builder.set_collapsed(clean ? &s.tokens : nullptr);
       builder.statement(ctx, module->body);
       s.release_statement();
       bool complete = semantic.size() == errors_before && build_deferred(s, builder, semantic);
@@ -305,7 +305,7 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
         ctx = two_stage(s, strategy, rule, clean);
         if (s.tokens.index() == start) s.tokens.consume();
         builder.set_trusted(clean);
-        builder.set_displays(nullptr);
+        builder.set_collapsed(nullptr);
         builder.statement(ctx, module->body);
         s.release_statement();
       } else {
