@@ -26,7 +26,7 @@
 //      take the first tensor input's dtype. Arithmetic and comparisons of
 //      Python numbers only (neg, + - * / // %, ==, <, ...) stay Python
 //      numbers, computed when constant — the executor's rules
-//      (interp/graph_exec_ops.cpp), so a loop counter `i = i + 1` stays an
+//      (jit/exec/exec_ops.cpp), so a loop counter `i = i + 1` stays an
 //      Int64 and loops converge; other primitives give tensors.
 //   4. Recursion (loops are tail-recursive graphs) is solved by fixpoint
 //      iteration: a call of an instance that is being evaluated returns its
