@@ -27,8 +27,8 @@
 #include <fmt/format.h>
 
 #include "interp/deadline_watchdog.h"
-#include "interp/format.h"
-#include "interp/interp.h"
+#include "interp/builtins/format.h"
+#include "interp/core/interp.h"
 #include "interp/stdlib_location.h"
 #include "kernels/memory_budget.h"
 
@@ -123,7 +123,7 @@ std::string Value::to_string() const {
     case Type::None: return "None";
     case Type::Bool: return b_ ? "True" : "False";
     case Type::Int: return std::to_string(i_);
-    // The same text MSL's repr() gives (interp/format.h).
+    // The same text MSL's repr() gives (interp/builtins/format.h).
     case Type::Float: return msl::float_repr(f_);
     case Type::Str: return msl::str_repr(s_);
     case Type::List:

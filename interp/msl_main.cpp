@@ -1,6 +1,6 @@
 // The `msl` command: REPL, `msl run FILE [ARGS]`, `msl -c CODE`, and the
 // `--emit` stages. Exit status: 0 success, 1 uncaught MSL error, 2 usage,
-// 130 uncaught KeyboardInterrupt (Ctrl-C: interp/sigint.h).
+// 130 uncaught KeyboardInterrupt (Ctrl-C: interp/core/sigint.h).
 //
 // The interpreter runs on a thread with a large stack so that deep (but
 // legal) recursion is limited by the recursion limit, not by the C stack;
@@ -17,12 +17,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "interp/graph_disk_cache.h"
-#include "interp/interp.h"
+#include "interp/graph/graph_disk_cache.h"
+#include "interp/core/interp.h"
 #include "jit/codegen/elementwise_jit.h"
 #include "jit/target.h"
 #include "interp/repl.h"
-#include "interp/sigint.h"
+#include "interp/core/sigint.h"
 #include "interp/stdlib_location.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
@@ -302,7 +302,7 @@ int run_job(const CommandLine& cl) {
       std::fprintf(stderr, "jit: %lld compiled, %lld from disk cache, %lld from memory\n",
                    static_cast<long long>(jit.compiled), static_cast<long long>(jit.disk_hits),
                    static_cast<long long>(jit.memory_hits));
-      // Whole compiled graphs (interp/graph_disk_cache.h): likewise.
+      // Whole compiled graphs (interp/graph/graph_disk_cache.h): likewise.
       msl::GraphCacheStats graphs = msl::graph_cache_stats();
       std::fprintf(stderr, "graphs: %lld compiled, %lld from disk cache\n", static_cast<long long>(graphs.compiled),
                    static_cast<long long>(graphs.disk_hits));
@@ -331,7 +331,7 @@ int run_job(const CommandLine& cl) {
 }
 
 void* thread_main(void* arg) {
-  // main() blocks SIGINT so that it reaches this thread (interp/sigint.h);
+  // main() blocks SIGINT so that it reaches this thread (interp/core/sigint.h);
   // until a SigintScope takes it, Ctrl-C ends the process as usual.
   sigset_t s;
   sigemptyset(&s);

@@ -12,7 +12,7 @@
 //    ISIG, so Ctrl-C arrives as the character ^C, bound to a function that
 //    discards the entry — no signal involved;
 //  * while a statement runs, the terminal is back in cooked mode, Ctrl-C is
-//    SIGINT, and the handler (interp/sigint.h) only calls
+//    SIGINT, and the handler (interp/core/sigint.h) only calls
 //    Interp::request_interrupt() (two atomic stores: async-signal-safe). The
 //    running code raises KeyboardInterrupt at its next loop iteration or
 //    call, or at once when it waits in input() or on a pipe; its traceback
@@ -43,8 +43,8 @@
 
 #include <fmt/format.h>
 
-#include "interp/builtins.h"
-#include "interp/sigint.h"
+#include "interp/builtins/builtins.h"
+#include "interp/core/sigint.h"
 #include "lang/parser.h"
 
 namespace msl {

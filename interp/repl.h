@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "interp/interp.h"
+#include "interp/core/interp.h"
 
 namespace msl {
 

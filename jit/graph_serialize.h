@@ -1,5 +1,5 @@
 // A flat graph of primitives as bytes and back: what the on-disk cache of
-// compiled graphs (interp/graph_disk_cache.h) stores, so that a second run
+// compiled graphs (interp/graph/graph_disk_cache.h) stores, so that a second run
 // of a script loads its compiled training step instead of lowering,
 // differentiating, optimizing, expanding and fusing it again.
 //

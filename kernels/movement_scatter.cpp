@@ -1,4 +1,4 @@
-// The primitives NumPy-style indexing is made of (interp/tensor_index.cpp):
+// The primitives NumPy-style indexing is made of (interp/tensor/tensor_index.cpp):
 // gather_nd, tensor_scatter_update, tensor_scatter_add, nonzero,
 // masked_fill and strided_slice_update, with MindSpore's names and
 // semantics. The scatters and updates are functional: they return a new
@@ -20,7 +20,7 @@
 // nonzero's output length depends on the data: inference gives the upper
 // bound x.numel() and the kernel returns a view of its first nnz rows. The
 // tracer refuses it (a graph would hold the bound as the shape), so graph
-// mode runs what needs it eagerly; see interp/tensor_index.cpp.
+// mode runs what needs it eagerly; see interp/tensor/tensor_index.cpp.
 #include <fmt/format.h>
 
 #include <cstring>

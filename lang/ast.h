@@ -2,7 +2,7 @@
 //
 // The parser (lang/parser.cpp, from the ANTLR grammar lang/MSL.g4) produces
 // this tree; everything downstream consumes it: the host interpreter compiles
-// it into executable nodes (interp/compile_*.cpp), and graph mode lowers it to
+// it into executable nodes (interp/core/compile.cpp), and graph mode lowers it to
 // ANF IR. The tree is plain data: no runtime values, no resolution results.
 // Nodes are told apart by a `kind` tag (LLVM-style), so consumers switch on
 // the tag and static_cast; `as<T>()` checks the tag in debug builds.

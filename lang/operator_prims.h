@@ -1,6 +1,6 @@
 // The kernel primitive each operator of the language stands for on
 // tensors: one table for graph mode's lowering (lang/ir) and for eager
-// tensor operators (interp/tensor_ops.cpp).
+// tensor operators (interp/tensor/tensor_ops.cpp).
 #pragma once
 
 #include "kernels/primitives.h"

@@ -1,4 +1,4 @@
-# Unit tests of tracing MSL functions into IR graphs (interp/trace.*): the
+# Unit tests of tracing MSL functions into IR graphs (interp/tensor/trace.*): the
 # graphs' structure, their results under the graph executor against eager
 # calls of the same functions, and the trace errors.
 file(GLOB MSL_TRACE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/trace/*.cpp)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The on-disk cache of whole compiled graphs (interp/graph_disk_cache.h),
+# The on-disk cache of whole compiled graphs (interp/graph/graph_disk_cache.h),
 # through the `msl` command line: a graph-mode training script run twice
 # with one XDG_CACHE_HOME compiles its training step the first time and
 # loads it from the cache the second (msl --profile's "graphs:" line counts

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "interp/interp.h"
+#include "interp/core/interp.h"
 
 namespace {
 

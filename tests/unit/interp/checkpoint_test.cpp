@@ -1,4 +1,4 @@
-// Unit tests of the checkpoint formats (interp/checkpoint*.cpp) below the
+// Unit tests of the checkpoint formats (interp/checkpoint/checkpoint*.cpp) below the
 // interpreter: the JSON reader on valid and malformed text, and the two
 // parsers on every truncation and on many corruptions of small files, which
 // must all end in a FormatError (or, for mutations that keep the file
@@ -7,7 +7,7 @@
 // reading them, and its clean-up of temporary files. The script tests in
 // tests/ops/checkpoint/ cover the MSL API and the files' exact bytes.
 #include "../temp_dir.h"
-#include "interp/checkpoint.h"
+#include "interp/checkpoint/checkpoint.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>

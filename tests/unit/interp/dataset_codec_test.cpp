@@ -1,4 +1,4 @@
-// Unit tests of the image decoder (interp/dataset_codec.cpp) below the
+// Unit tests of the image decoder (interp/dataset/dataset_codec.cpp) below the
 // interpreter, on files the codecs write here and then cut or patch: every
 // truncation of a JPEG and of a PNG is an error naming its source, never a
 // decoded image with made-up pixels; a header claiming 16000x16000 is
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "../temp_dir.h"
-#include "interp/dataset_core.h"
+#include "interp/dataset/dataset_core.h"
 
 using msl::dataset::DatasetError;
 using msl::dataset::decode_image;

@@ -1,8 +1,8 @@
-// Tests of interp/format.h: repr of floats and strings, format specs,
+// Tests of interp/builtins/format.h: repr of floats and strings, format specs,
 // str.format and `%` formatting. Every expected string was produced by
 // CPython 3.11 (python3 -c 'print(repr(format(x, spec)))' and the like) and
 // pasted here as the independent reference.
-#include "interp/format.h"
+#include "interp/builtins/format.h"
 
 #include <doctest/doctest.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "interp/interp.h"
+#include "interp/core/interp.h"
 
 using namespace msl;
 

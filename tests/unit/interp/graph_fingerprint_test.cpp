@@ -1,4 +1,4 @@
-// The fingerprint of a callable's live objects (interp/graph_disk_cache.h),
+// The fingerprint of a callable's live objects (interp/graph/graph_disk_cache.h),
 // the key of the disk cache of compiled graphs: the same program built in
 // two interpreters has one fingerprint; what a compiled graph reads (a
 // Cell's hyperparameter, a global its code names, a closure cell, a
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <string>
 
-#include "interp/graph_disk_cache.h"
-#include "interp/interp.h"
-#include "interp/tensor_object.h"
+#include "interp/graph/graph_disk_cache.h"
+#include "interp/core/interp.h"
+#include "interp/tensor/tensor_object.h"
 
 using namespace msl;
 

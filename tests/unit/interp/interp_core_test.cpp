@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "interp/interp.h"
+#include "interp/core/interp.h"
 
 using namespace msl;
 

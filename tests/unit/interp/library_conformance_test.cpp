@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "interp/interp.h"
+#include "interp/core/interp.h"
 
 using namespace msl;
 

@@ -1,7 +1,7 @@
-// Tests of interp/mersenne_twister.h against CPython 3.11: every expected
+// Tests of interp/builtins/mersenne_twister.h against CPython 3.11: every expected
 // number below was printed by `python3 -c 'import random; random.seed(S); ...'`
 // (and hashlib.sha512 for the digests).
-#include "interp/mersenne_twister.h"
+#include "interp/builtins/mersenne_twister.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Lowering of value attributes, methods, keyword calls of host callables
 // and subscripts as calls of host adapters (lang/ir/lower_host.cpp): which
 // adapter each expression gets and the order of its arguments, the contract
-// interp/graph_host_adapter.cpp reads them back by.
+// interp/graph/graph_host_adapter.cpp reads them back by.
 #include <doctest/doctest.h>
 
 #include "lower_test_util.h"

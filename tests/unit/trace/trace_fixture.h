@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "jit/exec/executor.h"
-#include "interp/interp.h"
-#include "interp/native_args.h"
-#include "interp/tensor_object.h"
-#include "interp/trace.h"
+#include "interp/core/interp.h"
+#include "interp/core/native_args.h"
+#include "interp/tensor/tensor_object.h"
+#include "interp/tensor/trace.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/printer.h"
 #include "lang/ir/verifier.h"

@@ -1,0 +1,28 @@
+// The host callables that graph mode calls for value attributes, methods,
+// keyword calls of library functions and slicing (ir::HostAdapter).
+#pragma once
+
+#include "interp/core/interp.h"
+#include "lang/ir/lower.h"
+
+namespace msl {
+
+// A HostRef constant for `spec`: a native function performing the
+// expression on its arguments, named after it in IR dumps (`$.shape`,
+// `$.sum(axis=)`, `$[_:, _]`).
+ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec);
+
+// The method an adapter function calls on its first argument (`x.append(y)`
+// → "append"), or null when `fn` is no such adapter.
+const std::string* adapter_method(const Value& fn);
+
+// Whether graph mode may call host function `fn` at compile time, in a
+// trace, to learn its result's type or expand it into primitives. False
+// for what acts on the world or on host state: builtin methods of mutable
+// objects (list.append, a file's write), open/input/print and the like,
+// the os, sys, time and random modules. Such calls run only when the graph
+// runs, in program order. `receiver`: the value a method adapter would be
+// called on, when known.
+bool traceable_host_call(Interp& I, const Value& fn, const Value* receiver = nullptr);
+
+}  // namespace msl
