@@ -1,32 +1,8 @@
 # Reference numbers for tests/ops/nn/attention.msl (PyTorch, float64):
 # /usr/bin/python3 tests/ops/nn/reference/attention.py
-import math
 import torch
 import torch.nn as nn
-
-
-def r(t):
-    return [round(v, 12) for v in t.flatten().tolist()]
-
-
-def make(shape, f):
-    return torch.tensor([f(i) for i in range(math.prod(shape))], dtype=torch.float64).reshape(shape)
-
-
-def data(i):
-    return math.sin(0.7 * i) + 0.05 * (i % 7)
-
-
-def param_value(name):
-    # every parameter filled from its name: 0.3 sin(0.37 i + k), k from the characters
-    k = sum(ord(c) for c in name) % 17
-    return lambda i: 0.3 * math.sin(0.37 * i + 0.5 * k)
-
-
-def fill(module):
-    for name, p in module.named_parameters():
-        with torch.no_grad():
-            p.copy_(make(tuple(p.shape), param_value(name)))
+from torch_ref import r, make, data, fill
 
 
 def run(name, module, inputs, f):

@@ -3,15 +3,7 @@
 import math
 import torch
 import torch.nn.functional as F
-
-
-def r(t):
-    return [round(v, 12) for v in t.flatten().tolist()]
-
-
-def make(shape, f):
-    # the test's inputs and weights: f(flat index) reshaped
-    return torch.tensor([f(i) for i in range(math.prod(shape))], dtype=torch.float64).reshape(shape)
+from torch_ref import r, make
 
 
 def data(i):

@@ -3,9 +3,7 @@
 import math
 import torch
 import torch.nn.functional as F
-
-def r(t):
-    return [round(v, 12) for v in t.flatten().tolist()]
+from torch_ref import r
 
 # the test's inputs: x[i] = 2 sin(0.7 i) + 0.1 i (flat index i), gamma/beta by formula
 x = torch.tensor([2 * math.sin(0.7 * i) + 0.1 * i for i in range(2 * 6 * 3 * 2)], dtype=torch.float64)

@@ -3,26 +3,7 @@
 import math
 import torch
 import torch.nn as nn
-
-
-def r(t):
-    return [round(v, 12) for v in t.flatten().tolist()]
-
-
-def make(shape, f):
-    return torch.tensor([f(i) for i in range(math.prod(shape))], dtype=torch.float64).reshape(shape)
-
-
-def data(i):
-    return math.sin(0.7 * i) + 0.05 * (i % 7)
-
-
-def fill(module):
-    # every parameter filled from its name: 0.3 sin(0.37 i + k), k from the characters
-    for name, p in module.named_parameters():
-        k = sum(ord(c) for c in name) % 17
-        with torch.no_grad():
-            p.copy_(make(tuple(p.shape), lambda i: 0.3 * math.sin(0.37 * i + 0.5 * k)))
+from torch_ref import r, make, data, fill
 
 
 def run(name, module, inputs, f):

@@ -3,10 +3,7 @@
 import math
 import torch
 import torch.nn.functional as F
-
-
-def r(t):
-    return [round(v, 12) for v in t.flatten().tolist()]
+from torch_ref import r
 
 
 def make(*shape):
