@@ -165,20 +165,15 @@ Diagnostic internal_error(const SourcePtr& source, const char* what) {
   return d;
 }
 
-// Runs `rule` on s.parser: SLL with bail-out first, LL with `strategy` if
-// that fails. Throws NestingTooDeep and TooManySyntaxErrors through.
-// `clean` tells whether the fast stage succeeded.
-// With `collapse`, the fast stage sees literal displays collapsed (see
-// lang/packed_token_stream.h); the second stage always sees every token.
+// The fast stage: `rule` with SLL prediction and bail-out, literal displays
+// and blocks collapsed when `collapse` (lang/packed_token_stream.h); null
+// when it fails. NestingTooDeep and TooManySyntaxErrors go through.
 template <class Rule>
-auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy, Rule rule, bool& clean,
-               bool collapse = false) {
-  size_t start = s.tokens.index();
+auto sll_stage(Session& s, Rule rule, bool collapse) -> decltype(rule()) {
   auto* sim = s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
   s.parser.setErrorHandler(s.bail);
   sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
   s.guard.reset();
-  clean = true;
   s.tokens.set_collapse(collapse);
   try {
     auto ctx = rule();
@@ -187,33 +182,38 @@ auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy,
   } catch (const antlr4::ParseCancellationException&) {
   }
   s.tokens.set_collapse(false);
+  return nullptr;
+}
+
+// Runs `rule` on s.parser: the fast stage first, LL with `strategy` if
+// that fails. Throws NestingTooDeep and TooManySyntaxErrors through.
+// `clean` tells whether the fast stage succeeded. The second stage always
+// sees every token.
+template <class Rule>
+auto two_stage(Session& s, const std::shared_ptr<SyntaxErrorStrategy>& strategy, Rule rule, bool& clean,
+               bool collapse = false) {
+  size_t start = s.tokens.index();
+  clean = true;
+  if (auto ctx = sll_stage(s, rule, collapse)) return ctx;
   clean = false;
   s.tokens.seek(start);
   s.parser.setContext(nullptr);
   strategy->reset(&s.parser);
   s.parser.setErrorHandler(strategy);
-  sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
+  s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
   s.guard.reset();
   return rule();
 }
 
 // The fast stage alone, with literal displays and blocks collapsed: null
-// when it fails.
+// when it fails (too deep a nesting included).
 template <class Rule>
 auto fast_parse(Session& s, Rule rule) -> decltype(rule()) {
-  auto* sim = s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
-  s.parser.setErrorHandler(s.bail);
-  sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
-  s.guard.reset();
-  s.tokens.set_collapse(true);
   try {
-    auto ctx = rule();
-    s.tokens.set_collapse(false);
-    return ctx;
-  } catch (const antlr4::ParseCancellationException&) {
+    if (auto ctx = sll_stage(s, rule, true)) return ctx;
   } catch (const NestingTooDeep&) {
+    s.tokens.set_collapse(false);
   }
-  s.tokens.set_collapse(false);
   s.parser.setContext(nullptr);
   return nullptr;
 }
