@@ -52,13 +52,6 @@ void position_in_token(Token* token, size_t offset, uint32_t& line, uint32_t& co
 
 namespace {
 
-template <class T>
-std::unique_ptr<T> make(const Span& span) {
-  auto n = std::make_unique<T>();
-  n->span = span;
-  return n;
-}
-
 Span merge(const Span& a, const Span& b) { return Span::merge(a, b); }
 
 size_t token_type(ParseTree* t) {
@@ -352,21 +345,21 @@ void AstBuilder::simple_statement(G::Small_stmtContext* ctx, Body& out) {
       out.push_back(expr_statement(static_cast<G::Expr_stmtContext*>(c)));
       return;
     case G::RulePass_stmt:
-      out.push_back(make<Pass>(span));
+      out.push_back(make_node<Pass>(span));
       return;
     case G::RuleBreak_stmt:
       if (scope_.loop_depth == 0) fail(span, "'break' outside loop.", "'break' can only be used inside a 'for' or 'while' loop");
-      out.push_back(make<Break>(span));
+      out.push_back(make_node<Break>(span));
       return;
     case G::RuleContinue_stmt:
       if (scope_.loop_depth == 0)
         fail(span, "'continue' not properly in loop.", "'continue' can only be used inside a 'for' or 'while' loop");
-      out.push_back(make<Continue>(span));
+      out.push_back(make_node<Continue>(span));
       return;
     case G::RuleReturn_stmt: {
       auto* r = static_cast<G::Return_stmtContext*>(c);
       if (scope_.function_depth == 0) fail(span, "'return' outside function.");
-      auto s = make<Return>(span);
+      auto s = make_node<Return>(span);
       if (r->testlist_star_expr()) {
         s->value = expr(r->testlist_star_expr());
         forbid_starred(*s->value);
@@ -376,7 +369,7 @@ void AstBuilder::simple_statement(G::Small_stmtContext* ctx, Body& out) {
     }
     case G::RuleRaise_stmt: {
       auto* r = static_cast<G::Raise_stmtContext*>(c);
-      auto s = make<Raise>(span);
+      auto s = make_node<Raise>(span);
       auto tests = r->test();
       if (!tests.empty()) s->exc = expr(tests[0]);
       if (tests.size() > 1) s->cause = expr(tests[1]);
@@ -387,7 +380,7 @@ void AstBuilder::simple_statement(G::Small_stmtContext* ctx, Body& out) {
       auto* d = static_cast<G::Del_stmtContext*>(c);
       G::ExprlistContext* list = need(d->exprlist());
       check(list);
-      auto s = make<Del>(span);
+      auto s = make_node<Del>(span);
       for (ParseTree* child : list->children) {
         if (ParserRuleContext* r = as_rule(child)) {
           ExprPtr t = expr(r);
@@ -404,7 +397,7 @@ void AstBuilder::simple_statement(G::Small_stmtContext* ctx, Body& out) {
       out.push_back(import_statement(static_cast<G::Import_stmtContext*>(c)));
       return;
     case G::RuleGlobal_stmt: {
-      auto s = make<Global>(span);
+      auto s = make_node<Global>(span);
       for (TerminalNode* n : static_cast<G::Global_stmtContext*>(c)->NAME()) s->names.push_back(n->getText());
       out.push_back(std::move(s));
       return;
@@ -412,14 +405,14 @@ void AstBuilder::simple_statement(G::Small_stmtContext* ctx, Body& out) {
     case G::RuleNonlocal_stmt: {
       if (scope_.function_depth == 0 && scope_.class_depth == 0)
         fail(span, "'nonlocal' declaration not allowed at module level.", "use 'global' at module level");
-      auto s = make<Nonlocal>(span);
+      auto s = make_node<Nonlocal>(span);
       for (TerminalNode* n : static_cast<G::Nonlocal_stmtContext*>(c)->NAME()) s->names.push_back(n->getText());
       out.push_back(std::move(s));
       return;
     }
     case G::RuleAssert_stmt: {
       auto* a = static_cast<G::Assert_stmtContext*>(c);
-      auto s = make<Assert>(span);
+      auto s = make_node<Assert>(span);
       auto tests = a->test();
       s->test = expr(need(tests.empty() ? nullptr : tests[0]));
       if (tests.size() > 1) s->msg = expr(tests[1]);
@@ -437,7 +430,7 @@ StmtPtr AstBuilder::expr_statement(G::Expr_stmtContext* ctx) {
   if (lists.empty()) fail_silently();
   if (G::AnnassignContext* ann = ctx->annassign()) {
     check(ann);
-    auto s = make<AnnAssign>(span);
+    auto s = make_node<AnnAssign>(span);
     s->target = expr(lists[0]);
     switch (s->target->kind) {
       case ExprKind::Name: case ExprKind::Attribute: case ExprKind::Subscript: break;
@@ -455,7 +448,7 @@ StmtPtr AstBuilder::expr_statement(G::Expr_stmtContext* ctx) {
   }
   if (G::AugassignContext* aug = ctx->augassign()) {
     check(aug);
-    auto s = make<AugAssign>(span);
+    auto s = make_node<AugAssign>(span);
     s->target = expr(lists[0]);
     if (s->target->kind != ExprKind::Name && s->target->kind != ExprKind::Attribute &&
         s->target->kind != ExprKind::Subscript) {
@@ -479,11 +472,11 @@ StmtPtr AstBuilder::expr_statement(G::Expr_stmtContext* ctx) {
   if (parts.empty()) fail_silently();
   if (parts.size() == 1) {
     forbid_starred(*parts[0]);
-    auto s = make<ExprStmt>(span);
+    auto s = make_node<ExprStmt>(span);
     s->value = std::move(parts[0]);
     return s;
   }
-  auto s = make<Assign>(span);
+  auto s = make_node<Assign>(span);
   s->value = std::move(parts.back());
   parts.pop_back();
   forbid_starred(*s->value);
@@ -525,7 +518,7 @@ StmtPtr AstBuilder::import_statement(G::Import_stmtContext* ctx) {
   Span span = span_of(ctx);
   if (G::Import_nameContext* in = ctx->import_name()) {
     check(in);
-    auto s = make<Import>(span);
+    auto s = make_node<Import>(span);
     G::Dotted_as_namesContext* names = need(in->dotted_as_names());
     check(names);
     for (G::Dotted_as_nameContext* d : names->dotted_as_name()) {
@@ -544,7 +537,7 @@ StmtPtr AstBuilder::import_statement(G::Import_stmtContext* ctx) {
   check(f);
   if (!f->DOT().empty() || !f->ELLIPSIS().empty())
     fail(span, "Relative imports are not supported in MSL.", "import the module by its full dotted name");
-  auto s = make<ImportFrom>(span);
+  auto s = make_node<ImportFrom>(span);
   G::Dotted_nameContext* dn = need(f->dotted_name());
   check(dn);
   for (TerminalNode* n : dn->NAME()) s->module += (s->module.empty() ? "" : ".") + n->getText();
@@ -641,13 +634,13 @@ void AstBuilder::loop_body(G::SuiteContext* ctx, Body& out) {
 
 StmtPtr AstBuilder::if_statement(G::If_stmtContext* ctx) {
   check(ctx);
-  auto root = make<If>(header_span(ctx->IF(), ctx->COLON(), ctx->test()));
+  auto root = make_node<If>(header_span(ctx->IF(), ctx->COLON(), ctx->test()));
   root->test = expr(need(ctx->test()));
   suite(need(ctx->suite()), root->body);
   If* current = root.get();
   for (G::Elif_clauseContext* e : ctx->elif_clause()) {
     check(e);
-    auto next = make<If>(header_span(e->ELIF(), e->COLON(), e->test()));
+    auto next = make_node<If>(header_span(e->ELIF(), e->COLON(), e->test()));
     next->test = expr(need(e->test()));
     suite(need(e->suite()), next->body);
     If* raw = next.get();
@@ -663,7 +656,7 @@ StmtPtr AstBuilder::if_statement(G::If_stmtContext* ctx) {
 
 StmtPtr AstBuilder::while_statement(G::While_stmtContext* ctx) {
   check(ctx);
-  auto s = make<While>(header_span(ctx->WHILE(), ctx->COLON(), ctx->test()));
+  auto s = make_node<While>(header_span(ctx->WHILE(), ctx->COLON(), ctx->test()));
   s->test = expr(need(ctx->test()));
   loop_body(need(ctx->suite()), s->body);
   if (G::Else_clauseContext* e = ctx->else_clause()) {
@@ -675,7 +668,7 @@ StmtPtr AstBuilder::while_statement(G::While_stmtContext* ctx) {
 
 StmtPtr AstBuilder::for_statement(G::For_stmtContext* ctx) {
   check(ctx);
-  auto s = make<For>(header_span(ctx->FOR(), ctx->COLON(), ctx->testlist()));
+  auto s = make_node<For>(header_span(ctx->FOR(), ctx->COLON(), ctx->testlist()));
   s->target = expr(need(ctx->exprlist()));
   check_target(*s->target, "assign to");
   s->iter = expr(need(ctx->testlist()));
@@ -689,7 +682,7 @@ StmtPtr AstBuilder::for_statement(G::For_stmtContext* ctx) {
 
 StmtPtr AstBuilder::try_statement(G::Try_stmtContext* ctx) {
   check(ctx);
-  auto s = make<Try>(header_span(ctx->TRY(), ctx->COLON(), nullptr));
+  auto s = make_node<Try>(header_span(ctx->TRY(), ctx->COLON(), nullptr));
   suite(need(ctx->suite()), s->body);
   auto blocks = ctx->except_block();
   s->handlers.reserve(blocks.size());
@@ -739,7 +732,7 @@ StmtPtr AstBuilder::decorated(G::DecoratedContext* ctx) {
 
 StmtPtr AstBuilder::function(G::FuncdefContext* ctx, std::vector<ExprPtr> decorators) {
   check(ctx);
-  auto s = make<FunctionDef>(header_span(ctx->DEF(), ctx->COLON(), ctx->parameters()));
+  auto s = make_node<FunctionDef>(header_span(ctx->DEF(), ctx->COLON(), ctx->parameters()));
   TerminalNode* name = need(ctx->NAME());
   s->name = name->getText();
   s->name_span = span_of(name);
@@ -763,7 +756,7 @@ StmtPtr AstBuilder::function(G::FuncdefContext* ctx, std::vector<ExprPtr> decora
 
 StmtPtr AstBuilder::class_def(G::ClassdefContext* ctx, std::vector<ExprPtr> decorators) {
   check(ctx);
-  auto s = make<ClassDef>(header_span(ctx->CLASS(), ctx->COLON(), nullptr));
+  auto s = make_node<ClassDef>(header_span(ctx->CLASS(), ctx->COLON(), nullptr));
   TerminalNode* name = need(ctx->NAME());
   s->name = name->getText();
   s->name_span = span_of(name);
@@ -892,7 +885,7 @@ ExprPtr AstBuilder::expr(ParserRuleContext* ctx) {
       ExprPtr body = expr(ors[0]);
       ExprPtr test = expr(ors[1]);
       ExprPtr orelse = expr(t->test());
-      auto e = make<IfExp>(merge(body->span, orelse->span));
+      auto e = make_node<IfExp>(merge(body->span, orelse->span));
       e->test = std::move(test);
       e->body = std::move(body);
       e->orelse = std::move(orelse);
@@ -914,7 +907,7 @@ ExprPtr AstBuilder::expr(ParserRuleContext* ctx) {
       }
       ExprPtr operand = expr(need(static_cast<ParserRuleContext*>(n->comparison())));
       for (size_t i = nots.size(); i-- > 0;) {
-        auto u = make<Unary>(merge(token_span(*nots[i]), operand->span));
+        auto u = make_node<Unary>(merge(token_span(*nots[i]), operand->span));
         u->op = UnaryOp::Not;
         u->operand = std::move(operand);
         operand = finish(std::move(u));
@@ -926,7 +919,7 @@ ExprPtr AstBuilder::expr(ParserRuleContext* ctx) {
     case G::RuleStar_expr: {
       auto* s = static_cast<G::Star_exprContext*>(ctx);
       ExprPtr value = expr(need(s->expr()));
-      auto e = make<Starred>(merge(span_of(need(s->STAR())), value->span));
+      auto e = make_node<Starred>(merge(span_of(need(s->STAR())), value->span));
       e->value = std::move(value);
       return finish(std::move(e));
     }
@@ -957,7 +950,7 @@ ExprPtr AstBuilder::binary_chain(ParserRuleContext* ctx) {
   for (size_t i = 1; i + 1 < kids.size(); i += 2) {
     auto* op = dynamic_cast<TerminalNode*>(kids[i]);
     ExprPtr right = expr(need(as_rule(kids[i + 1])));
-    auto b = make<Binary>(merge(left->span, right->span));
+    auto b = make_node<Binary>(merge(left->span, right->span));
     b->op = binop_of(need(op)->getSymbol()->getType());
     b->op_span = span_of(op);
     b->left = std::move(left);
@@ -968,7 +961,7 @@ ExprPtr AstBuilder::binary_chain(ParserRuleContext* ctx) {
 }
 
 ExprPtr AstBuilder::bool_chain(ParserRuleContext* ctx, BoolOpKind op) {
-  auto e = make<BoolOp>(Span{});
+  auto e = make_node<BoolOp>(Span{});
   e->op = op;
   for (ParseTree* c : ctx->children) {
     if (ParserRuleContext* r = as_rule(c)) e->values.push_back(expr(r));
@@ -982,7 +975,7 @@ ExprPtr AstBuilder::comparison(G::ComparisonContext* ctx) {
   auto operands = ctx->expr();
   auto ops = ctx->comp_op();
   if (operands.size() != ops.size() + 1) fail_silently();
-  auto e = make<Compare>(Span{});
+  auto e = make_node<Compare>(Span{});
   e->left = expr(operands[0]);
   for (size_t i = 0; i < ops.size(); ++i) {
     check(ops[i]);
@@ -1035,7 +1028,7 @@ ExprPtr AstBuilder::factor(G::FactorContext* ctx) {
   }
   if (!operand) operand = expr(p);
   for (size_t i = ops.size(); i-- > 0;) {
-    auto u = make<Unary>(merge(token_span(*ops[i]), operand->span));
+    auto u = make_node<Unary>(merge(token_span(*ops[i]), operand->span));
     size_t t = ops[i]->getType();
     u->op = t == G::MINUS ? UnaryOp::Neg : t == G::ADD ? UnaryOp::Pos : UnaryOp::Invert;
     u->operand = std::move(operand);
@@ -1048,7 +1041,7 @@ ExprPtr AstBuilder::power(G::PowerContext* ctx) {
   ExprPtr left = expr(need(ctx->atom_expr()));
   if (ctx->factor() == nullptr) return left;
   ExprPtr right = expr(ctx->factor());
-  auto b = make<Binary>(merge(left->span, right->span));
+  auto b = make_node<Binary>(merge(left->span, right->span));
   b->op = BinOp::Pow;
   b->op_span = span_of(need(ctx->POWER()));
   b->left = std::move(left);
@@ -1065,18 +1058,18 @@ ExprPtr AstBuilder::atom_expr(G::Atom_exprContext* ctx) {
     size_t first = token_type(t->children.at(0));
     Span end = span_of(need(dynamic_cast<TerminalNode*>(t->children.back())));
     if (first == G::OPEN_PAREN) {
-      auto call = make<Call>(merge(value->span, end));
+      auto call = make_node<Call>(merge(value->span, end));
       if (t->arglist()) call_args(t->arglist(), call->args, false);
       call->func = std::move(value);
       value = finish(std::move(call));
     } else if (first == G::OPEN_BRACK) {
-      auto sub = make<Subscript>(merge(value->span, end));
+      auto sub = make_node<Subscript>(merge(value->span, end));
       sub->index = subscript_index(need(t->subscriptlist()));
       sub->value = std::move(value);
       value = finish(std::move(sub));
     } else {
       TerminalNode* name = need(t->NAME());
-      auto attr = make<Attribute>(merge(value->span, span_of(name)));
+      auto attr = make_node<Attribute>(merge(value->span, span_of(name)));
       attr->attr = name->getText();
       attr->attr_span = span_of(name);
       attr->value = std::move(value);
@@ -1116,7 +1109,7 @@ ExprPtr AstBuilder::integer_constant(const std::string& spelling, const Span& sp
       value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
     }
   }
-  auto c = make<Constant>(span);
+  auto c = make_node<Constant>(span);
   c->value_kind = ConstKind::Int;
   const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (!overflow && negated && value == limit + 1) {
@@ -1143,7 +1136,7 @@ ExprPtr AstBuilder::float_constant(const std::string& spelling, const Span& span
   } else if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
     fail_silently();
   }
-  auto c = make<Constant>(span);
+  auto c = make_node<Constant>(span);
   c->value_kind = ConstKind::Float;
   c->float_value = v;
   return c;
@@ -1170,15 +1163,15 @@ ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
     case G::OPEN_PAREN:
       if (ctx->yield_expr()) fail(span_of(ctx->yield_expr()), "'yield' is not supported in MSL.", "build and return a list instead");
       if (ctx->testlist_comp()) return testlist_comp(ctx->testlist_comp(), ExprKind::Tuple, span);
-      return finish(make<Tuple>(span));
+      return finish(make_node<Tuple>(span));
     case G::OPEN_BRACK:
       if (ctx->testlist_comp()) return testlist_comp(ctx->testlist_comp(), ExprKind::List, span);
-      return finish(make<List>(span));
+      return finish(make_node<List>(span));
     case G::OPEN_BRACE:
       if (ctx->dictorsetmaker()) return dict_or_set(ctx->dictorsetmaker(), span);
-      return finish(make<Dict>(span));
+      return finish(make_node<Dict>(span));
     case G::NAME: {
-      auto n = make<Name>(span);
+      auto n = make_node<Name>(span);
       n->id = first->getText();
       return finish(std::move(n));
     }
@@ -1189,7 +1182,7 @@ ExprPtr AstBuilder::atom(G::AtomContext* ctx) {
     case G::STRING:
       return strings(ctx);
     case G::ELLIPSIS: case G::NONE: case G::TRUE: case G::FALSE: {
-      auto c = make<Constant>(span);
+      auto c = make_node<Constant>(span);
       size_t t = first->getSymbol()->getType();
       c->value_kind = t == G::ELLIPSIS ? ConstKind::Ellipsis
                       : t == G::NONE   ? ConstKind::None
@@ -1337,12 +1330,12 @@ ExprPtr AstBuilder::strings(G::AtomContext* ctx) {
     }
   };
   if (!any_f) {
-    auto c = make<Constant>(span);
+    auto c = make_node<Constant>(span);
     c->value_kind = ConstKind::Str;
     for (TerminalNode* t : toks) decode_plain(t->getSymbol(), c->str_value);
     return finish(std::move(c));
   }
-  auto f = make<FString>(span);
+  auto f = make_node<FString>(span);
   for (TerminalNode* t : toks) {
     StringShape s = shape_of(t->getText());
     if (s.prefix.find('f') != std::string::npos) {
@@ -1377,7 +1370,7 @@ ExprPtr AstBuilder::sequence(ParserRuleContext* ctx, bool parenthesized) {
   }
   if (elts.empty()) fail_silently();
   if (elts.size() == 1 && !comma) return std::move(elts[0]);
-  auto t = make<Tuple>(parenthesized ? span_of(ctx) : merge(elts.front()->span, elts.back()->span));
+  auto t = make_node<Tuple>(parenthesized ? span_of(ctx) : merge(elts.front()->span, elts.back()->span));
   t->elts = std::move(elts);
   return finish(std::move(t));
 }
@@ -1390,12 +1383,12 @@ ExprPtr AstBuilder::testlist_comp(G::Testlist_compContext* ctx, ExprKind kind, c
     if (elt->kind == ExprKind::Starred) fail(elt->span, "Iterable unpacking cannot be used in comprehension.");
     auto gens = comprehension(cf);
     if (kind == ExprKind::List) {
-      auto e = make<ListComp>(span);
+      auto e = make_node<ListComp>(span);
       e->elt = std::move(elt);
       e->generators = std::move(gens);
       return finish(std::move(e));
     }
-    auto e = make<GeneratorExp>(span);
+    auto e = make_node<GeneratorExp>(span);
     e->elt = std::move(elt);
     e->generators = std::move(gens);
     return finish(std::move(e));
@@ -1416,11 +1409,11 @@ ExprPtr AstBuilder::testlist_comp(G::Testlist_compContext* ctx, ExprKind kind, c
     return std::move(elts[0]);
   }
   if (kind == ExprKind::List) {
-    auto e = make<List>(span);
+    auto e = make_node<List>(span);
     e->elts = std::move(elts);
     return finish(std::move(e));
   }
-  auto e = make<Tuple>(span);
+  auto e = make_node<Tuple>(span);
   e->elts = std::move(elts);
   return finish(std::move(e));
 }
@@ -1441,13 +1434,13 @@ ExprPtr AstBuilder::dict_or_set(G::DictorsetmakerContext* ctx, const Span& span)
       }
     };
     if (G::Comp_forContext* cf = ctx->comp_for()) {
-      auto e = make<DictComp>(span);
+      auto e = make_node<DictComp>(span);
       if (items[0]->POWER()) fail(span_of(items[0]), "Dict unpacking cannot be used in dict comprehension.");
       pair(items[0], e->key, e->value);
       e->generators = comprehension(cf);
       return finish(std::move(e));
     }
-    auto d = make<Dict>(span);
+    auto d = make_node<Dict>(span);
     for (G::Dict_itemContext* item : items) {
       ExprPtr k, v;
       pair(item, k, v);
@@ -1459,12 +1452,12 @@ ExprPtr AstBuilder::dict_or_set(G::DictorsetmakerContext* ctx, const Span& span)
   if (G::Comp_forContext* cf = ctx->comp_for()) {
     ExprPtr elt = expr(need(as_rule(ctx->children.at(0))));
     if (elt->kind == ExprKind::Starred) fail(elt->span, "Iterable unpacking cannot be used in comprehension.");
-    auto e = make<SetComp>(span);
+    auto e = make_node<SetComp>(span);
     e->elt = std::move(elt);
     e->generators = comprehension(cf);
     return finish(std::move(e));
   }
-  auto s = make<ast::Set>(span);
+  auto s = make_node<ast::Set>(span);
   for (ParseTree* c : ctx->children) {
     if (ParserRuleContext* r = as_rule(c)) s->elts.push_back(expr(r));
   }
@@ -1510,7 +1503,7 @@ ExprPtr AstBuilder::subscript_index(G::SubscriptlistContext* ctx) {
       items.push_back(expr(need(sub->test(0))));
       continue;
     }
-    auto slice = make<Slice>(span_of(sub));
+    auto slice = make_node<Slice>(span_of(sub));
     bool after_colon = false;
     for (ParseTree* k : sub->children) {
       if (token_type(k) == G::COLON) {
@@ -1526,13 +1519,13 @@ ExprPtr AstBuilder::subscript_index(G::SubscriptlistContext* ctx) {
   }
   if (items.empty()) fail_silently();
   if (items.size() == 1 && !comma) return std::move(items[0]);
-  auto t = make<Tuple>(span_of(ctx));
+  auto t = make_node<Tuple>(span_of(ctx));
   t->elts = std::move(items);
   return finish(std::move(t));
 }
 
 ExprPtr AstBuilder::lambda(ParserRuleContext* ctx) {
-  auto e = make<Lambda>(span_of(ctx));
+  auto e = make_node<Lambda>(span_of(ctx));
   ParserRuleContext* body = nullptr;
   for (ParseTree* c : ctx->children) {
     ParserRuleContext* r = as_rule(c);
@@ -1589,7 +1582,7 @@ void AstBuilder::call_args(G::ArglistContext* ctx, std::vector<Arg>& args, bool 
       if (seen_keyword) fail(arg.span, "Positional argument follows keyword argument.");
       if (G::Comp_forContext* cf = a->comp_for()) {
         if (arguments.size() > 1) fail(arg.span, "Generator expression must be parenthesized.");
-        auto g = make<GeneratorExp>(arg.span);
+        auto g = make_node<GeneratorExp>(arg.span);
         g->elt = expr(tests[0]);
         if (g->elt->kind == ExprKind::Starred) fail(g->elt->span, "Iterable unpacking cannot be used in comprehension.");
         g->generators = comprehension(cf);

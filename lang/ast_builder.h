@@ -181,6 +181,15 @@ class AstBuilder {
 // rule): reports "No binding for nonlocal 'x' found." for each that has none.
 void check_nonlocal_bindings(const ast::Module& module, std::vector<Diagnostic>* errors);
 
+// A new AST node of type T at `span`: how the builders (ast_builder.cpp,
+// literal_display.cpp) make every node.
+template <class T>
+std::unique_ptr<T> make_node(const Span& span) {
+  auto n = std::make_unique<T>();
+  n->span = span;
+  return n;
+}
+
 // Span helpers shared with fstring.cpp.
 Span span_of(antlr4::ParserRuleContext* ctx);
 Span span_of(antlr4::tree::TerminalNode* node);

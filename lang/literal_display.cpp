@@ -18,13 +18,6 @@ using G = grammar::MSLParser;
 
 namespace {
 
-template <class T>
-std::unique_ptr<T> make_node(const Span& span) {
-  auto n = std::make_unique<T>();
-  n->span = span;
-  return n;
-}
-
 ExprPtr negate(const Span& minus, ExprPtr operand) {
   auto u = make_node<Unary>(Span::merge(minus, operand->span));
   u->op = UnaryOp::Neg;
