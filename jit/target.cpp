@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "jit/passes/pipeline.h"
 
@@ -27,8 +28,28 @@ bool run_expand(BackendContext& ctx, Specialized& sp, BackendResult& result) {
 }
 
 const Target& target_for(kernels::DeviceType device) {
-  if (device == cpu_target().device()) return cpu_target();
-  throw std::invalid_argument("graph mode has no back end for this device");
+  // The Debug device runs the CPU's kernels (behind its guard).
+  if (device == kernels::DeviceType::CPU || device == kernels::DeviceType::Debug) return cpu_target();
+  throw std::invalid_argument(std::string("graph mode has no back end for the ") + kernels::device_type_name(device) +
+                              " device");
+}
+
+namespace {
+bool first_tensor_device(const std::vector<AbsValue>& items, kernels::DeviceType& out) {
+  for (const AbsValue& a : items) {
+    if (auto t = a.get_if<AbsTensor>()) {
+      out = t->device;
+      return true;
+    }
+    if (auto tuple = a.get_if<AbsTuple>(); tuple && first_tensor_device(tuple->items, out)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+kernels::DeviceType device_of(const std::vector<AbsValue>& sig) {
+  kernels::DeviceType d;
+  return first_tensor_device(sig, d) ? d : kernels::default_device()->type();
 }
 
 std::vector<std::string> all_pass_names() {

@@ -84,6 +84,9 @@ const Target& cpu_target();
 // kernels). Throws std::invalid_argument for a device without a graph-mode
 // back end.
 const Target& target_for(kernels::DeviceType device);
+// The device a graph specialized at `sig` runs on: its first tensor
+// argument's (inside tuples too), else the default device.
+kernels::DeviceType device_of(const std::vector<AbsValue>& sig);
 
 // What --print-after accepts besides "all": the clean-up passes
 // (pipeline.h) and every target's passes, each name once.

@@ -715,7 +715,7 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
       jit::Specialized prim = std::move(sp);
       jit::BackendContext ctx = backend_context(base.graph->name(), sig, {base.weights, base.nargs}, clock);
       try {
-        jit::BackendResult r = jit::target_for(kernels::DeviceType::CPU).compile(ctx, prim);
+        jit::BackendResult r = jit::target_for(jit::device_of(sig)).compile(ctx, prim);
         if (r.primitives) {
           result = prim.graph;
           if (!save_dir.empty())
