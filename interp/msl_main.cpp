@@ -212,6 +212,7 @@ int run_job(const CommandLine& cl) {
   opts.stdlib_dir = stdlib ? std::string(stdlib) : msl::default_stdlib_dir();
   opts.graph_mode = cl.mode;
   opts.save_graphs_dir = cl.save_graphs;
+  opts.device = cl.device;
   opts.print_after = cl.print_after;
   opts.activation_layout = cl.layout;
   if (cl.log_level >= 0) {

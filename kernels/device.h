@@ -64,6 +64,13 @@ void cpu_allocator_release_cache();
 // Starts a new peak measurement: peak_bytes_in_use = bytes_in_use.
 void cpu_allocator_reset_peak();
 
+// NVIDIA GPU `ordinal` (kernels/cuda/device_cuda.h), opened on first use.
+// Throws DeviceError (errors.h) naming what is missing: a build without
+// CUDA, no NVIDIA driver, no GPU, no GPU of that number.
+Device* cuda_device(int ordinal = 0);
+// "" when cuda_device(ordinal) succeeds, else its message; never throws.
+std::string cuda_unavailable_reason(int ordinal = 0);
+
 // The device new tensors of the language are made on (msl.Tensor(...),
 // creation ops, primitives without tensor inputs). The CPU, unless the
 // environment variable MSL_DEFAULT_DEVICE names another ("debug": the Debug

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +46,22 @@ struct IndexOutOfRange : IndexError {
 // (ZeroDivisionError in MSL, as Python's int division).
 struct ZeroDivisionError : KernelError {
   using KernelError::KernelError;
+};
+
+// A device, its driver or one of its libraries is missing or failed: "cuLaunchKernel
+// (add): CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"
+// (RuntimeError in MSL).
+struct DeviceError : KernelError {
+  using KernelError::KernelError;
+};
+
+// A device's memory is exhausted even after its allocator released its
+// cache: the message names the request and the allocator's statistics
+// (MemoryError in MSL; the program can go on).
+struct OutOfMemory : std::bad_alloc {
+  explicit OutOfMemory(std::string message) : message(std::move(message)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+  std::string message;
 };
 
 }  // namespace msl::kernels

@@ -218,7 +218,8 @@ void cpu_reshape(const KernelArgs& a) {
     a.out[0] = Tensor::view(x, target, *st, x.offset());
     return;
   }
-  Tensor c = strided_iter::contiguous_fast(x);
+  // A device whose memory the host cannot read copies on the device.
+  Tensor c = x.device()->type() == DeviceType::CUDA ? x.contiguous() : strided_iter::contiguous_fast(x);
   a.out[0] = Tensor::view(c, target, contiguous_strides(target), c.offset());
 }
 

@@ -189,6 +189,9 @@ struct PrimDef {
 };
 
 const PrimDef& prim_def(Prim p);
+// Fills `d`'s kernel slot of `p`: the GPU back end registers its kernels
+// when its device is first opened (before any tensor can be on it).
+void set_device_kernel(Prim p, DeviceType d, KernelFn fn);
 inline const char* prim_name(Prim p) { return prim_def(p).name; }
 inline bool is_elementwise(Prim p) { return prim_def(p).trait == PrimTrait::Elementwise; }
 inline bool is_random(Prim p) { return prim_def(p).trait == PrimTrait::Random; }

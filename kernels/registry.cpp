@@ -17,7 +17,9 @@ namespace msl::kernels {
 
 namespace {
 
-const PrimDef kPrimDefs[] = {
+// Not const: a device's back end fills its kernel slots when it is first
+// opened (set_device_kernel).
+PrimDef kPrimDefs[] = {
 #define MSL_X(name, ni, no, kind, attrs, trait) \
   {#name, ni, no, PrimKind::kind, attrs, PrimTrait::trait, &infer_##name, {&cpu_##name, nullptr, &cpu_##name}},
     MSL_PRIMITIVES(MSL_X)
@@ -65,6 +67,10 @@ void check_call(Prim p, size_t n_in, const Attrs& attrs) {
 }  // namespace
 
 const PrimDef& prim_def(Prim p) { return kPrimDefs[static_cast<int>(p)]; }
+
+void set_device_kernel(Prim p, DeviceType d, KernelFn fn) {
+  kPrimDefs[static_cast<int>(p)].kernels[static_cast<int>(d)] = fn;
+}
 
 bool find_prim(std::string_view name, Prim& out) {
   static const std::unordered_map<std::string_view, Prim> by_name = [] {

@@ -83,6 +83,8 @@ class Interp {
     // saved (empty: nowhere), and the pass after which IR is printed.
     std::string graph_mode = "graph";
     std::string save_graphs_dir;
+    // "cpu" or "gpu": msl --device, the device_target msl.context starts with.
+    std::string device = "cpu";
     std::string print_after;
     // msl --layout: "auto" keeps graph mode's activations in the layout
     // oneDNN's kernels want (jit/passes/layout_choice.h); "nchw" keeps them

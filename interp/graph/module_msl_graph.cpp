@@ -7,7 +7,7 @@
 //                                    sequence of Parameters)
 //   ir_text(fn, nargs)               the IR module after compiling fn
 //   set_save_graphs(flag, path)      msl.context's save_graphs options
-//   cli_options()                    (mode, save_graphs dir or None) from msl's command line
+//   cli_options()                    (mode, save_graphs dir or None, device target) from msl's command line
 //   compile_times()                  [(phase, ms)] of the last compilation
 //   invalidate()                     compile-time values changed: recompile on next calls
 //   gradient_stats(grad_fn, *args)   (primitive applications, AD residue, IR, result) of
@@ -130,12 +130,13 @@ Value f_set_graph_mode(Interp& I, Args& a, Object*) {
   return Value::none();
 }
 
-// The initial mode and save_graphs setting given on the command line.
+// The initial mode, save_graphs setting and device given on the command line.
 Value f_cli_options(Interp& I, Args& a, Object*) {
   bind_positional(I, "cli_options", a, 0, 0, nullptr);
   const auto& o = I.options();
   return new_tuple({Value::integer(o.graph_mode == "pynative" ? 1 : 0),
-                    o.save_graphs_dir.empty() ? Value::none() : Value::object(new Str(o.save_graphs_dir))});
+                    o.save_graphs_dir.empty() ? Value::none() : Value::object(new Str(o.save_graphs_dir)),
+                    Value::object(new Str(o.device == "gpu" ? "GPU" : "CPU"))});
 }
 
 Value f_gradient_stats(Interp& I, Args& a, Object*) {

@@ -285,6 +285,27 @@ Value f_get_num_threads(Interp& I, Args& a, Object*) {
   return Value::integer(kernels::num_threads());
 }
 
+// set_context(device_target=..., device_id=...): where new tensors go.
+// "CPU", or "GPU" with a device number; a GPU that cannot be opened is a
+// RuntimeError naming what is missing (no driver, no device, a build
+// without CUDA).
+Value f_set_device(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "_set_device", a, 2, 2, v);
+  Str* target = arg_str(I, v[0], "_set_device() argument 1");
+  int64_t id = arg_index(I, v[1]);
+  if (target->s == "CPU") {
+    kernels::set_default_device(kernels::cpu_device());
+  } else if (target->s == "GPU") {
+    std::string why = kernels::cuda_unavailable_reason(static_cast<int>(id));
+    if (!why.empty()) raise_exc(I, "RuntimeError", fmt::format("device_target 'GPU' is not available: {}", why));
+    kernels::set_default_device(kernels::cuda_device(static_cast<int>(id)));
+  } else {
+    raise_value_error(I, fmt::format("_set_device: unknown device target '{}'", target->s));
+  }
+  return Value();
+}
+
 Value f_dtype_from_name(Interp& I, Args& a, Object* data) {
   Value v[1];
   bind_positional(I, "dtype_from_name", a, 1, 1, v);
@@ -404,6 +425,7 @@ void init_module_msl_core(Interp& I, Module& m) {
       {"get_num_threads", f_get_num_threads},
       {"dtype_from_name", f_dtype_from_name},
       {"_extend_tensor", f_extend_tensor},
+      {"_set_device", f_set_device},
   };
   for (auto& f : fns) I.def_native(&m, f.name, f.fn, state);
   init_tensor_creation(I, m, tc.get());

@@ -92,6 +92,8 @@ void raise_current_kernel_error(Interp& I) {
     raise_exc(I, "ZeroDivisionError", e.what());
   } catch (const kernels::KernelError& e) {
     raise_exc(I, "RuntimeError", e.what());
+  } catch (const kernels::OutOfMemory& e) {
+    raise_exc(I, "MemoryError", e.what());
   } catch (const std::bad_alloc&) {
     raise_exc(I, "MemoryError", "out of memory");
   } catch (const std::length_error&) {

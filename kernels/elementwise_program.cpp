@@ -1,14 +1,14 @@
 // EwProgram's construction, validation and canonical text
-// (elementwise_jit.h): what a fused loop computes, apart from how LLVM
-// generates it (elementwise_jit.cpp). The text is the compile cache's key,
+// (elementwise_program.h): what an elementwise loop computes, apart from how
+// a renderer generates it. The text is the compile cache's key,
 // so two programs that read their inputs alike print alike.
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "jit/codegen/elementwise_jit.h"
+#include "kernels/elementwise_program.h"
 
-namespace msl::jit::codegen {
+namespace msl::kernels {
 
 int EwProgram::input(int k, EwIndexing how) {
   EwValue v;
@@ -171,4 +171,4 @@ std::string EwProgram::text() const {
   return s;
 }
 
-}  // namespace msl::jit::codegen
+}  // namespace msl::kernels

@@ -1,0 +1,16 @@
+// The GPU's kernels for the primitives (the CUDA slots of PrimDef::kernels).
+//
+// So far: the elementwise primitives of the program representation
+// (elementwise_program.h's MSL_EW_OPS) in float32, rendered by
+// elementwise_cuda.h; assign and cast (a strided, broadcasting, converting
+// copy of every dtype); and the views, whose kernels only make geometry and
+// are the CPU's. A primitive without a GPU kernel is an error naming it
+// and the device (kernels/registry.cpp), never a silent host fallback.
+#pragma once
+
+namespace msl::kernels::cuda {
+
+// Fills the CUDA kernel slots; called once, when the first GPU is opened.
+void register_cuda_kernels();
+
+}  // namespace msl::kernels::cuda
