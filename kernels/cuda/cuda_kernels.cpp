@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include <mutex>
-#include <unordered_map>
 
 #include "kernels/cuda/copy_cuda.h"
 #include "kernels/cuda/cuda_driver.h"
 #include "kernels/cuda/device_cuda.h"
 #include "kernels/cuda/elementwise_cuda.h"
+#include "kernels/cuda/launch.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/shape_util.h"
@@ -17,29 +17,6 @@
 namespace msl::kernels::cuda {
 
 namespace {
-
-CudaDevice& device_of(const Tensor& t) { return static_cast<CudaDevice&>(*t.device()); }
-
-bool host_scalar(const Tensor& t) { return t.ndim() == 0 && t.device()->type() == DeviceType::CPU; }
-
-// Compiled kernels by their source's key, so a repeated eager call costs a
-// hash lookup, not a render and an NVRTC lookup. Per device: each GPU loads
-// its own module.
-CUfunction cached_function(CudaDevice& dev, const std::string& key, const char* kernel, const char* what,
-                           std::string (*render)(const std::string&, const void*), const void* ctx) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, CUfunction> functions;
-  std::string full_key = fmt::format("{}|{}", dev.info().ordinal, key);
-  {
-    std::lock_guard lock(mu);
-    auto it = functions.find(full_key);
-    if (it != functions.end()) return it->second;
-  }
-  CUfunction f = dev.function(render(kernel, ctx), kernel, what);
-  std::lock_guard lock(mu);
-  functions.emplace(full_key, f);
-  return f;
-}
 
 // ----------------------------------------------------------------- copies
 
@@ -56,23 +33,13 @@ void strided_copy(const Tensor& dst, const Tensor& src, const char* what) {
     g.dst[k] = dst.strides()[k];
     g.src[k] = src_strides[k];
   }
-  struct Ctx {
-    DType d, s;
-  } ctx{dst.dtype(), src.dtype()};
-  std::string name = copy_kernel_name(ctx.d, ctx.s);
-  CUfunction f = cached_function(
-      dev, name, name.c_str(), what,
-      [](const std::string&, const void* c) {
-        auto* x = static_cast<const Ctx*>(c);
-        return copy_kernel_source(x->d, x->s);
-      },
-      &ctx);
+  DType dt = dst.dtype(), st = src.dtype();
+  std::string name = copy_kernel_name(dt, st);
+  CUfunction f = text_kernel(dev, name, name, what, [&] { return copy_kernel_source(dt, st); });
   void* d = dst.raw();
   void* s = src.raw();
   void* args[] = {&n, &d, &s, &g};
-  unsigned blocks, threads;
-  dev.grid_for(n, blocks, threads);
-  dev.launch(f, blocks, threads, args, what);
+  launch_over(dev, f, n, args, what);
 }
 
 void cuda_assign(const KernelArgs& a) {
@@ -142,11 +109,6 @@ struct EwCall {
   std::string name;
 };
 
-std::string render_ew(const std::string& name, const void* c) {
-  auto* call = static_cast<const EwCall*>(c);
-  return render_cuda(call->program, name, call->by_value);
-}
-
 void cuda_elementwise(const KernelArgs& a) {
   const char* what = prim_name(a.prim);
   const Tensor& out = a.out[0];
@@ -195,16 +157,15 @@ void cuda_elementwise(const KernelArgs& a) {
   call.program.outputs = {r};
   std::string key = fmt::format("{}|{}", call.program.text(), call.by_value);
   call.name = cuda_kernel_name(call.program);
-  CUfunction f = cached_function(dev, key, call.name.c_str(), what, &render_ew, &call);
+  CUfunction f =
+      text_kernel(dev, key, call.name, what, [&] { return render_cuda(call.program, call.name, call.by_value); });
   void* out_ptr = out.raw();
   std::vector<void*> args;
   args.push_back(&n);
   for (size_t k = 0; k < a.in.size(); ++k)
     args.push_back(call.by_value >> k & 1 ? static_cast<void*>(&values[k]) : static_cast<void*>(&pointers[k]));
   args.push_back(&out_ptr);
-  unsigned blocks, threads;
-  dev.grid_for(n, blocks, threads);
-  dev.launch(f, blocks, threads, args.data(), what);
+  launch_over(dev, f, n, args.data(), what);
 }
 
 // View kernels make geometry over the input's storage and read no memory

@@ -93,11 +93,13 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, in
   std::string file = name + ".cu";
   check(n, n.nvrtcCreateProgram(&prog.p, source.c_str(), file.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram",
         name);
-  // The same choices as the CPU's loops: contraction into FMA (as LLVM's
-  // fp-contract=fast), IEEE division and square root, no flush of
-  // denormals; exp and the functions built on it are the programs' own.
+  // The same choices as the CPU's generated loops: no contraction into FMA
+  // (LLVM's default there), IEEE division and square root, no flush of
+  // denormals; exp and the functions built on it are the programs' own. So
+  // an elementwise kernel's outputs are the CPU loop's bits
+  // (elementwise_cuda.h).
   std::string gpu = fmt::format("--gpu-architecture={}_{}", ptx ? "compute" : "sm", arch);
-  const char* options[] = {gpu.c_str(), "--std=c++17", "--fmad=true", "--ftz=false", "--prec-div=true",
+  const char* options[] = {gpu.c_str(), "--std=c++17", "--fmad=false", "--ftz=false", "--prec-div=true",
                            "--prec-sqrt=true", "-default-device"};
   nvrtcResult r = n.nvrtcCompileProgram(prog.p, static_cast<int>(std::size(options)), options);
   NvrtcOutput out;
