@@ -13,6 +13,7 @@
 #include "jit/passes/fuse_elementwise.h"
 #include "kernels/device.h"
 #include "kernels/dtype.h"
+#include "kernels/errors.h"
 #include "lang/ir/verifier.h"
 
 namespace msl::jit {
@@ -249,7 +250,13 @@ bool get_tensor(Reader& r, kernels::Tensor& out) {
       numel * kernels::dtype_size(dtype) != nbytes)
     return r.fail("tensor byte count does not match its shape");
   if (r.left() < nbytes) return r.fail("tensor data past the end");
-  out = kernels::Tensor(dtype, shape);
+  // The byte count bounds every tensor with elements; an empty one may
+  // still have dimensions the tensor refuses ([2^41, 0]).
+  try {
+    out = kernels::Tensor(dtype, shape);
+  } catch (const kernels::ShapeError& e) {
+    return r.fail(std::string("tensor shape: ") + e.what());
+  }
   if (nbytes > 0) std::memcpy(out.raw(), r.b.data() + r.pos, nbytes);
   r.pos += nbytes;
   return true;
@@ -517,6 +524,19 @@ FuncGraph* deserialize_graph(ir::IrModule& m, std::string_view bytes, std::strin
   g->set_output(nodes[output]);
   std::vector<std::string> problems = ir::verify_graph(*g);
   if (!problems.empty()) return r.fail("invalid graph: " + problems.front()), failed();
+  return g;
+}
+
+ir::FuncGraph* parse_cache_payload(ir::IrModule& m, std::string_view payload, std::vector<uint32_t>& weights,
+                                   std::string* error) {
+  size_t pos = 0;
+  if (!parse_index_list(payload, pos, weights)) {
+    if (error) *error = "weight list past the end at byte 0";
+    return nullptr;
+  }
+  std::string why;
+  FuncGraph* g = deserialize_graph(m, payload.substr(pos), &why);
+  if (!g && error) *error = "graph bytes (after " + std::to_string(pos) + "): " + why;
   return g;
 }
 

@@ -71,4 +71,12 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
 void write_index_list(std::string& out, const std::vector<uint32_t>& v);
 bool parse_index_list(std::string_view bytes, size_t& pos, std::vector<uint32_t>& out);
 
+// The payload of an entry of the on-disk graph cache
+// (interp/graph/graph_disk_cache.h): the weight positions (an index list),
+// then the graph's bytes. Reads it into `weights` and a new graph in `m`;
+// null with `error` set (what was wrong and where) on malformed bytes.
+// Never throws for bad bytes.
+ir::FuncGraph* parse_cache_payload(ir::IrModule& m, std::string_view payload, std::vector<uint32_t>& weights,
+                                   std::string* error);
+
 }  // namespace msl::jit

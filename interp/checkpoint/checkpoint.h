@@ -154,13 +154,17 @@ kernels::Tensor tensor_from_bytes(kernels::DType dtype, const kernels::Dims& sha
 // Int16 data (a dtype MSL lacks) widened to an Int32 tensor.
 kernels::Tensor int16_tensor_from_bytes(const kernels::Dims& shape, std::string_view data);
 // numel * itemsize for `dims`, or false when a dimension is negative, there
-// are more than kMaxDims of them, or the size overflows; `why` then says
-// which ("dimension 2 is -3", "9 dimensions, more than MSL's 8",
-// "its size, 4 x 1099511627776 x 1099511627776 bytes, overflows 64 bits").
+// are more than kMaxDims of them, the size overflows, or the dimensions
+// other than 0 multiply past 2^40 (a tensor's most elements, even when
+// empty); `why` then says which ("dimension 2 is -3", "9 dimensions, more
+// than MSL's 8", "its size, 4 x 1099511627776 x 1099511627776 bytes,
+// overflows 64 bits").
 bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& out, std::string* why = nullptr);
 bool valid_utf8(std::string_view s);
 
 // ------------------------------------------------------------------- JSON
+
+struct JsonMember;
 
 // A parsed JSON value. Objects keep their members in file order (duplicate
 // keys are an error). `offset` is where the value starts in the input.
@@ -173,8 +177,16 @@ struct Json {
   int64_t integer = 0;
   std::string str;
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  std::vector<JsonMember> members;
   size_t offset = 0;
+};
+
+// A member of a JSON object: key and value. (Not a std::pair<std::string,
+// Json>, which clang with libstdc++ cannot instantiate inside Json's own
+// definition.)
+struct JsonMember {
+  std::string first;
+  Json second;
 };
 
 struct JsonError : std::runtime_error {

@@ -21,7 +21,10 @@
 // With crc_check, MindSpore appends "crc_num" and the CRC32 of the protobuf
 // bytes as 10 big-endian bytes. A file ending so is verified whatever the
 // caller asked (a mismatch names the file and both values); the trailer is
-// stripped before parsing, as MindSpore's loader does.
+// stripped before parsing, as MindSpore's loader does. Unlike MindSpore's
+// loader, those 17 bytes count as a trailer only when the records do not
+// run through them to the end of the file: a checkpoint whose last tensor's
+// data happens to end in "crc_num" and 10 bytes loads as it was saved.
 //
 // What cannot be detected: protobuf has no end marker and MindSpore's files
 // carry no parameter count, so a file cut exactly between two records (or
@@ -114,13 +117,63 @@ bool varint(std::string_view w, size_t& pos, uint64_t& out) {
   return false;
 }
 
+// How a walk over the records' framing in [0, limit) ended.
+struct Walk {
+  enum Kind {
+    End,        // the records end exactly at `limit`
+    Group,      // a group field (never written by MindSpore): left to the parser
+    Invalid,    // no protobuf field starts at `off`
+    HeaderCut,  // `limit` falls inside the tag or length of record `record`
+    RecordCut,  // record `record` declares `need` bytes, `rest` are left
+  } kind = End;
+  uint64_t off = 0;
+  size_t record = 0;
+  uint64_t need = 0, rest = 0;
+};
+
+Walk walk_records(uint64_t limit, const Peek& peek) {
+  uint64_t off = 0;
+  for (size_t record = 1; off < limit; ++record) {
+    constexpr size_t kWindow = 20;  // a tag and a length, 10 bytes each at most
+    std::string w = peek(off, static_cast<size_t>(std::min<uint64_t>(kWindow, limit - off)));
+    bool at_end = off + w.size() == limit;
+    Walk cut{at_end ? Walk::HeaderCut : Walk::Invalid, off, record};
+    size_t pos = 0;
+    uint64_t tag = 0, need = 0;
+    if (!varint(w, pos, tag)) return cut;
+    if (tag >> 3 == 0) return {Walk::Invalid, off, record};
+    switch (tag & 7) {
+      case 0:
+        if (!varint(w, pos, need)) return cut;
+        need = 0;
+        break;
+      case 1: need = 8; break;
+      case 2:
+        if (!varint(w, pos, need)) return cut;
+        break;
+      case 5: need = 4; break;
+      case 3:
+      case 4: return {Walk::Group, off, record};
+      default: return {Walk::Invalid, off, record};
+    }
+    uint64_t rest = limit - off - pos;
+    if (need > rest) return {Walk::RecordCut, off, record, need, rest};
+    off += pos + need;
+  }
+  return {Walk::End, off};
+}
+
 // The CRC trailer, and the framing of the records before it (see the top).
 Framing scan_framing(uint64_t size, const Peek& peek, const std::string& path) {
   check_size(size, size > kCrcTrailer ? size - kCrcTrailer : 0, path);
   Framing fr{size};
   if (size >= kCrcTrailer) {
     std::string tail = peek(size - kCrcTrailer, kCrcTrailer);
-    if (tail.compare(0, kCrcMark.size(), kCrcMark) == 0) {
+    // The last tensor's data may end in these 17 bytes too: they are a
+    // trailer only when the records do not run through them to the end of
+    // the file. (A real trailer starts where a record ends, and its 'c' is
+    // a group tag, so the records never run through one.)
+    if (tail.compare(0, kCrcMark.size(), kCrcMark) == 0 && walk_records(size, peek).kind != Walk::End) {
       uint64_t v = 0;
       for (size_t i = kCrcMark.size(); i < kCrcTrailer; ++i) {
         if (v >> 56) break;  // more than 64 bits: caught below
@@ -133,47 +186,24 @@ Framing scan_framing(uint64_t size, const Peek& peek, const std::string& path) {
     }
   }
   check_size(size, fr.proto_size, path);
-  auto invalid = [&](uint64_t off) {
-    throw FormatError(fmt::format(
-        "not a MindSpore checkpoint (protobuf parse failed): {}: invalid protobuf field at byte offset {}", path, off));
-  };
-  uint64_t off = 0;
-  for (size_t record = 1; off < fr.proto_size; ++record) {
-    constexpr size_t kWindow = 20;  // a tag and a length, 10 bytes each at most
-    std::string w = peek(off, static_cast<size_t>(std::min<uint64_t>(kWindow, fr.proto_size - off)));
-    bool at_end = off + w.size() == fr.proto_size;
-    auto header_cut = [&] {
-      if (!at_end) invalid(off);
+  Walk w = walk_records(fr.proto_size, peek);
+  switch (w.kind) {
+    case Walk::End:
+    case Walk::Group: return fr;
+    case Walk::Invalid:
+      throw FormatError(fmt::format(
+          "not a MindSpore checkpoint (protobuf parse failed): {}: invalid protobuf field at byte offset {}", path,
+          w.off));
+    case Walk::HeaderCut:
       throw FormatError(
           fmt::format("{}: truncated or corrupt MindSpore checkpoint: the file ends inside the header "
                       "of record {} at byte offset {}",
-                      path, record, off));
-    };
-    size_t pos = 0;
-    uint64_t tag = 0, need = 0;
-    if (!varint(w, pos, tag)) header_cut();
-    if (tag >> 3 == 0) invalid(off);
-    switch (tag & 7) {
-      case 0:
-        if (!varint(w, pos, need)) header_cut();
-        need = 0;
-        break;
-      case 1: need = 8; break;
-      case 2:
-        if (!varint(w, pos, need)) header_cut();
-        break;
-      case 5: need = 4; break;
-      case 3:
-      case 4: return fr;  // groups (never written by MindSpore): left to the parser
-      default: invalid(off);
-    }
-    uint64_t rest = fr.proto_size - off - pos;
-    if (need > rest)
+                      path, w.record, w.off));
+    case Walk::RecordCut:
       throw FormatError(
           fmt::format("{}: truncated or corrupt MindSpore checkpoint: record {} at byte offset {} "
                       "declares {} bytes but the file ends {} bytes after its header",
-                      path, record, off, need, rest));
-    off += pos + need;
+                      path, w.record, w.off, w.need, w.rest));
   }
   return fr;
 }

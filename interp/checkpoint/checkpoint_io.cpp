@@ -301,8 +301,16 @@ bool byte_size_of(const std::vector<int64_t>& dims, size_t itemsize, uint64_t& o
   for (int64_t d : dims)
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
       return fail(fmt::format("its size, {} x {} bytes, overflows 64 bits", itemsize, fmt::join(dims, " x ")));
-  // Beyond 2^40 elements the tensor constructor refuses anyway; the file
-  // length check catches every real case long before.
+  // A tensor holds at most 2^40 elements (kernels/tensor.cpp). The file's
+  // length bounds every tensor with data long before; this catches an
+  // empty one whose other dimensions are absurd ([0, 2^41]), which the
+  // tensor's constructor would refuse with an error that names no file.
+  constexpr uint64_t kMaxElements = uint64_t{1} << 40;
+  uint64_t elements = 1;
+  for (int64_t d : dims)
+    if (d != 0 && (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements) || elements > kMaxElements))
+      return fail(fmt::format("its dimensions other than 0 multiply to more than 2^40, the most elements a tensor "
+                              "can have"));
   out = n;
   return true;
 }

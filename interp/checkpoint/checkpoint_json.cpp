@@ -97,7 +97,7 @@ class JsonParser {
       skip_ws();
       if (at_end() || s_[pos_] != ':') fail("expected ':' after key in JSON object");
       ++pos_;
-      v.members.emplace_back(std::move(key), value(depth + 1));
+      v.members.push_back({std::move(key), value(depth + 1)});
       skip_ws();
       if (at_end()) fail("unexpected end of JSON inside an object");
       if (s_[pos_] == ',') {

@@ -64,9 +64,11 @@ class DataFile {
   uint64_t size_ = 0;
 };
 
-// A gzFile over a regular file (gzread passes plain files through).
-gzFile gzopen_regular(const std::string& path) {
+// A gzFile over a regular file (gzread passes plain files through); `size`
+// is set to the file's size.
+gzFile gzopen_regular(const std::string& path, uint64_t& size) {
   DataFile file(path);
+  size = file.size();
   int fd = file.release();
   gzFile f = gzdopen(fd, "rb");
   if (!f) {
@@ -79,7 +81,7 @@ gzFile gzopen_regular(const std::string& path) {
 // Reads exactly n bytes or reports where the file ended.
 class GzReader {
  public:
-  explicit GzReader(const std::string& path) : path_(path), f_(gzopen_regular(path)) {}
+  explicit GzReader(const std::string& path) : path_(path), f_(gzopen_regular(path, size_)) {}
   ~GzReader() { gzclose(f_); }
   GzReader(const GzReader&) = delete;
   GzReader& operator=(const GzReader&) = delete;
@@ -103,6 +105,10 @@ class GzReader {
     pos_ += n;
   }
   uint64_t pos() const { return pos_; }
+  // The file's size on disk (compressed, for a gzip file).
+  uint64_t file_size() const { return size_; }
+  // Whether the file is read as it is (not gzip); known after the first read.
+  bool plain() { return gzdirect(f_) == 1; }
   bool at_end() {
     char c;
     return gzread(f_, &c, 1) == 0;
@@ -110,6 +116,7 @@ class GzReader {
 
  private:
   std::string path_;
+  uint64_t size_ = 0;
   gzFile f_ = nullptr;
   uint64_t pos_ = 0;
 };
@@ -151,6 +158,19 @@ Tensor read_idx(const std::string& path) {
           fmt::format("'{}': IDX dimension {} = {} at byte {} makes the data implausibly large", path, i, d, at));
     shape.push_back(d);
   }
+  // The declared data must fit what the file can hold before it is
+  // allocated: a plain file holds it byte for byte after the header, and
+  // deflate expands at most 1032:1. So a 20-byte file declaring 8 GiB is an
+  // error at once, not an 8 GiB allocation.
+  uint64_t at = in.pos();
+  if (in.plain() && total > in.file_size() - at)
+    throw DatasetError(fmt::format("'{}': file is truncated: expected {} bytes of image/label data at byte {}, found {}",
+                                   path, total, at, in.file_size() - at));
+  if (!in.plain() && total / 1032 > in.file_size())
+    throw DatasetError(
+        fmt::format("'{}': the IDX header declares {} bytes of data at byte {}, more than a gzip file of {} bytes "
+                    "can hold (deflate expands at most 1032:1)",
+                    path, total, at, in.file_size()));
   Tensor t(kernels::DType::UInt8, shape);
   in.read(t.raw(), static_cast<size_t>(total), "image/label data");
   if (!in.at_end())
@@ -195,7 +215,8 @@ void read_cifar10(const std::vector<std::string>& files, Tensor& images, Tensor&
 Tensor read_file_bytes(const std::string& path, bool gunzip) {
   if (gunzip) {
     std::vector<char> data;
-    gzFile f = gzopen_regular(path);
+    uint64_t size = 0;
+    gzFile f = gzopen_regular(path, size);
     char buf[1 << 16];
     int r;
     while ((r = gzread(f, buf, sizeof buf)) > 0) data.insert(data.end(), buf, buf + r);

@@ -105,13 +105,9 @@ std::optional<GraphDiskCache::Entry> GraphDiskCache::load(ir::IrModule& m, const
       *why = "damaged, or written for another key (its header or checksum does not match)";
     return std::nullopt;
   }
-  std::string_view b = *payload;
   Entry e;
-  size_t pos = 0;
-  if (!jit::parse_index_list(b, pos, e.weights)) return *why = "weight list past the end at byte 0", std::nullopt;
-  std::string error;
-  e.graph = jit::deserialize_graph(m, b.substr(pos), &error);
-  if (!e.graph) return *why = "graph bytes (after " + std::to_string(pos) + "): " + error, std::nullopt;
+  e.graph = jit::parse_cache_payload(m, *payload, e.weights, why);
+  if (!e.graph) return std::nullopt;
   return e;
 }
 

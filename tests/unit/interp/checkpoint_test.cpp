@@ -200,13 +200,88 @@ TEST_CASE("byte_size_of rejects negative, overflowing and too many dims") {
   CHECK(why == "its size, 4 x 1099511627776 x 1099511627776 bytes, overflows 64 bits");
   CHECK(!byte_size_of({1, 1, 1, 1, 1, 1, 1, 1, 1}, 4, n, &why));
   CHECK(why == "9 dimensions, more than MSL's 8");
-  // An empty tensor has no bytes, however large its other dimensions.
-  CHECK(byte_size_of({int64_t(1) << 40, int64_t(1) << 40, 0}, 4, n));
+  // An empty tensor has no bytes, but its other dimensions may not multiply
+  // past 2^40, the most elements a tensor has (its constructor refuses more).
+  CHECK(byte_size_of({int64_t(1) << 40, 0}, 4, n));
   CHECK(n == 0);
+  CHECK(byte_size_of({0, int64_t(1) << 40}, 4, n));
+  CHECK(n == 0);
+  CHECK(!byte_size_of({int64_t(1) << 40, int64_t(1) << 40, 0}, 4, n, &why));
+  CHECK(why == "its dimensions other than 0 multiply to more than 2^40, the most elements a tensor can have");
+  CHECK(!byte_size_of({0, int64_t(1) << 41}, 4, n, &why));
   CHECK(valid_utf8("a\xc3\xa9"));
   CHECK(!valid_utf8("\xc0\xaf"));      // overlong '/'
   CHECK(!valid_utf8("\xed\xa0\x80"));  // surrogate
   CHECK(!valid_utf8("\xe2\x82"));      // truncated
+}
+
+namespace {
+
+std::string varint(uint64_t v) {
+  std::string s;
+  do {
+    s += static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  return s;
+}
+
+// A protobuf field of wire type 2 (bytes, a nested message).
+std::string field(int number, const std::string& bytes) {
+  return static_cast<char>(number << 3 | 2) + varint(bytes.size()) + bytes;
+}
+
+}  // namespace
+
+// An empty tensor whose other dimensions exceed a tensor's 2^40 elements
+// used to pass the size checks (it has no bytes) and reach the tensor's
+// constructor, whose ShapeError named no file and was no FormatError.
+TEST_CASE("an empty tensor with absurd dimensions is a FormatError naming the file") {
+  std::string json = R"({"w":{"dtype":"F32","shape":[2199023255552,0],"data_offsets":[0,0]}})";
+  std::string st(8, '\0');
+  uint64_t n = json.size();
+  std::memcpy(st.data(), &n, 8);
+  st += json;
+  CHECK_THROWS_WITH_AS(parse_safetensors(st, "f.safetensors"),
+                       doctest::Contains("f.safetensors: invalid safetensors header at byte offset"), FormatError);
+  std::string dims = "\x08" + varint(uint64_t(1) << 41) + "\x08" + varint(0);
+  std::string tensor = dims + field(2, "Float32") + field(3, "");
+  std::string ckpt = field(1, field(1, "w") + field(2, tensor));
+  CHECK_THROWS_WITH_AS(parse_ckpt(ckpt, "f.ckpt"), doctest::Contains("f.ckpt: parameter 'w' has an invalid shape"),
+                       FormatError);
+  // The same with the large dimension after the 0 loads (an empty tensor).
+  std::string ok_dims = "\x08" + varint(0) + "\x08" + varint(uint64_t(1) << 40);
+  std::vector<NamedTensor> t = parse_ckpt(field(1, field(1, "w") + field(2, ok_dims + field(2, "Float32") + field(3, ""))), "f.ckpt");
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].tensor.numel() == 0);
+}
+
+// Found by fuzzing (tests/fuzz/corpus_ckpt): a checkpoint saved without a
+// CRC whose last tensor's data ended in "crc_num" and 10 bytes was taken for
+// one with MindSpore's CRC trailer, and failed to load ("the crc check
+// failed"). Those bytes are data when the records run through them.
+TEST_CASE("a .ckpt whose last tensor's data ends like a CRC trailer loads as it was saved") {
+  for (std::string tail : {std::string("crc_num") + std::string(10, '\xf5'),          // not a CRC32
+                           std::string("crc_num") + std::string(6, '\0') + "\x12\x34\x56\x78"}) {  // a wrong CRC32
+    Tensor t(DType::UInt8, {static_cast<int64_t>(tail.size()) + 3});
+    std::memcpy(static_cast<char*>(t.raw()) + 3, tail.data(), tail.size());
+    std::memset(t.raw(), 7, 3);
+    std::vector<NamedTensor> saved = sample_tensors();
+    saved.push_back({"last", t});
+    std::string bytes = serialize_ckpt(saved);
+    REQUIRE(bytes.substr(bytes.size() - tail.size()) == tail);
+    bool has_crc = true;
+    std::vector<NamedTensor> back = parse_ckpt(bytes, "f.ckpt", &has_crc);
+    CHECK_FALSE(has_crc);
+    REQUIRE(back.size() == saved.size());
+    CHECK(tensor_bytes(back.back().tensor) == tensor_bytes(t));
+    // With a real CRC after it, the trailer is found and verified.
+    std::string with_crc = serialize_ckpt(saved, true);
+    CHECK(parse_ckpt(with_crc, "f.ckpt", &has_crc).size() == saved.size());
+    CHECK(has_crc);
+    with_crc[with_crc.size() - 18] ^= 1;  // the last data byte
+    CHECK_THROWS_WITH_AS(parse_ckpt(with_crc, "f.ckpt"), doctest::Contains("the crc check failed"), FormatError);
+  }
 }
 
 TEST_CASE("a CRC round-trips, is verified, and every cut but record boundaries fails") {

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
 
 #include "../specialize/spec_test_util.h"
@@ -276,4 +277,39 @@ subgraph @inner() {
   why.clear();
   CHECK_FALSE(serialize_graph(*r.graphs[1], &why));
   CHECK(why == "it uses a node of another graph (a free variable)");
+}
+
+// An empty tensor constant whose other dimensions a tensor refuses
+// ([2^41, 0]: no bytes, so the byte count let it through) used to throw the
+// tensor's ShapeError out of deserialize_graph, which must never throw for
+// bad bytes (the disk cache would not have caught it).
+TEST_CASE("an empty tensor constant with dimensions a tensor refuses is an error, not an exception") {
+  Parsed p(R"(subgraph @g(%para1_x) {
+  %0 = add(%para1_x, Tensor[Float32](0)[])
+  return(%0)
+}
+)");
+  std::string why;
+  std::optional<std::string> bytes = serialize_graph(*p.g, &why);
+  REQUIRE_MESSAGE(bytes, why);
+  const std::string zero8(8, '\0'), dtype(1, static_cast<char>(DType::Float32));
+  // Tensor tag 5, the dtype, rank 1, dimension 0, 0 bytes of data.
+  const std::string empty = std::string("\x05") + dtype + "\x01" + zero8 + zero8;
+  size_t at = bytes->find(empty);
+  REQUIRE(at != std::string::npos);
+  std::string big(8, '\0');
+  uint64_t d = uint64_t{1} << 41;
+  std::memcpy(big.data(), &d, 8);
+  for (const std::string& dims : {big + zero8, zero8 + big}) {
+    std::string patched = bytes->substr(0, at) + "\x05" + dtype + "\x02" + dims + zero8 + bytes->substr(at + empty.size());
+    ir::IrModule m;
+    std::string error;
+    ir::FuncGraph* g = deserialize_graph(m, patched, &error);
+    if (dims == zero8 + big) {  // [0, 2^41]: a valid empty tensor
+      REQUIRE_MESSAGE(g, error);
+      continue;
+    }
+    CHECK(g == nullptr);
+    CHECK(error.find("tensor shape: shape (2199023255552, 0) is too large at byte") != std::string::npos);
+  }
 }
