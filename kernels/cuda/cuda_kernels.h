@@ -4,7 +4,8 @@
 // (elementwise_program.h's MSL_EW_OPS) in float32, rendered by
 // elementwise_cuda.h; assign and cast (a strided, broadcasting, converting
 // copy of every dtype); and the views, whose kernels only make geometry and
-// are the CPU's. A primitive without a GPU kernel is an error naming it
+// are the CPU's; matmul and matmul_bias through cuBLASLt
+// (matmul_launch.cpp). A primitive without a GPU kernel is an error naming it
 // and the device (kernels/registry.cpp), never a silent host fallback.
 #pragma once
 
@@ -12,5 +13,7 @@ namespace msl::kernels::cuda {
 
 // Fills the CUDA kernel slots; called once, when the first GPU is opened.
 void register_cuda_kernels();
+// matmul and matmul_bias through cuBLASLt (matmul_launch.cpp).
+void register_matmul_kernels();
 
 }  // namespace msl::kernels::cuda

@@ -199,6 +199,7 @@ CudaDevice& gpu(int ordinal) {
     // Never destroyed: tensors held by static objects may be freed at exit.
     d = new CudaDevice(ordinal);
     register_cuda_kernels();
+    register_matmul_kernels();
   }
   return *d;
 }

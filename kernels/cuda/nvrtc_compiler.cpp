@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
-#include <cstdlib>
-
+#include "kernels/cuda/toolkit_library.h"
 #include "kernels/errors.h"
 
 namespace msl::kernels::cuda {
@@ -30,20 +29,9 @@ struct Nvrtc {
 // is stable within a major version).
 std::string soname() { return fmt::format("libnvrtc.so.{}", CUDA_VERSION / 1000); }
 
-void* open_library() {
-  std::string name = soname();
-  if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-#ifdef MSL_CUDA_TOOLKIT_LIBDIR
-  if (void* h = dlopen((std::string(MSL_CUDA_TOOLKIT_LIBDIR) + "/" + name).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-#endif
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
-    if (void* h = dlopen((std::string(home) + "/lib64/" + name).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-  return nullptr;
-}
-
 Nvrtc load() {
   Nvrtc n;
-  void* h = open_library();
+  void* h = open_toolkit_library(soname());
   if (!h) {
     n.error = fmt::format("NVRTC not found: {} is not on the library path (install the CUDA toolkit's NVRTC or set "
                           "CUDA_HOME)",

@@ -6,8 +6,7 @@
 // in CI on a machine without one.
 //
 // libnvrtc is loaded with dlopen when first needed (as the driver is,
-// cuda_driver.h): by its soname from the library path, else from the
-// toolkit MSL was built against, else from $CUDA_HOME/lib64.
+// cuda_driver.h; where it is looked for: toolkit_library.h).
 #pragma once
 
 #include <string>

@@ -2,7 +2,8 @@
 // on the same inputs: copies of every dtype both ways, every elementwise
 // primitive of the program representation (bit for bit: the kernels do the
 // CPU loop's operations), casts of every dtype pair, strided assignment
-// and reshape of a transposed tensor, and the errors (out of memory, a
+// and reshape of a transposed tensor, matmul and matmul_bias through
+// cuBLASLt (within float32 rounding), and the errors (out of memory, a
 // primitive without a GPU kernel).
 #include <doctest/doctest.h>
 
@@ -137,12 +138,61 @@ TEST_CASE("GPU errors: out of memory names the request; a primitive without a GP
   Tensor in[] = {x.to_device(gpu())};
   Tensor cin[] = {x};
   require_same(execute1(Prim::neg, in), execute1(Prim::neg, cin));
-  Tensor m = random_tensor(DType::Float32, Dims{2, 2}, 9).to_device(gpu());
-  Tensor mm[] = {m, m};
+  Tensor image = random_tensor(DType::Float32, Dims{1, 1, 4, 4}, 9).to_device(gpu());
+  Tensor filter = random_tensor(DType::Float32, Dims{1, 1, 2, 2}, 10).to_device(gpu());
+  Tensor conv_in[] = {image, filter};
   try {
-    execute1(Prim::matmul, mm);
+    execute1(Prim::conv2d, conv_in);
     FAIL("a primitive without a GPU kernel ran");
   } catch (const ValueError& e) {
     CHECK(std::string(e.what()).find("no kernel for device GPU:0") != std::string::npos);
+  }
+}
+
+namespace {
+
+// |gpu - cpu| <= rtol * |cpu| + atol element for element.
+void require_close(const Tensor& gpu_result, const Tensor& cpu_result, double rtol, double atol) {
+  REQUIRE(gpu_result.device()->type() == DeviceType::CUDA);
+  Tensor a = gpu_result.to_host().contiguous(), b = cpu_result.contiguous();
+  REQUIRE(a.shape() == b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.item_at(i), y = b.item_at(i);
+    INFO("element " << i << ": GPU " << x << ", CPU " << y);
+    REQUIRE(std::fabs(x - y) <= rtol * std::fabs(y) + atol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("matmul and matmul_bias through cuBLASLt match the CPU (float32, TF32 off)") {
+  struct Shapes {
+    Dims a, b;
+    bool ta, tb;
+  };
+  const Shapes cases[] = {
+      {Dims{7, 5}, Dims{5, 3}, false, false},       {Dims{5, 7}, Dims{5, 3}, true, false},
+      {Dims{7, 5}, Dims{3, 5}, false, true},        {Dims{5, 7}, Dims{3, 5}, true, true},
+      {Dims{2, 7, 5}, Dims{5, 3}, false, false},    {Dims{2, 7, 5}, Dims{2, 5, 3}, false, false},
+      {Dims{1, 7, 5}, Dims{3, 5, 3}, false, false}, {Dims{2, 1, 5, 7}, Dims{1, 3, 3, 5}, true, true},
+      {Dims{64, 300}, Dims{300, 129}, false, false},
+  };
+  for (const Shapes& c : cases) {
+    CAPTURE(c.a.str());
+    CAPTURE(c.b.str());
+    Attrs t{{"transpose_a", c.ta}, {"transpose_b", c.tb}};
+    Tensor a = random_tensor(DType::Float32, c.a, 11), b = random_tensor(DType::Float32, c.b, 12);
+    Tensor gin[] = {a.to_device(gpu()), b.to_device(gpu())};
+    Tensor cin[] = {a, b};
+    // Inputs in [-50, 50]: products of k terms, so the absolute bound grows with k.
+    require_close(execute1(Prim::matmul, gin, t), execute1(Prim::matmul, cin, t), 1e-5, 1e-3);
+  }
+  for (const char* act : {"none", "relu"}) {
+    Attrs t{{"transpose_a", false}, {"transpose_b", false}, {"activation", std::string(act)}};
+    Tensor a = random_tensor(DType::Float32, Dims{9, 6}, 13), b = random_tensor(DType::Float32, Dims{6, 4}, 14);
+    Tensor bias = random_tensor(DType::Float32, Dims{4}, 15);
+    Tensor gin[] = {a.to_device(gpu()), b.to_device(gpu()), bias.to_device(gpu())};
+    Tensor cin[] = {a, b, bias};
+    require_close(execute1(Prim::matmul_bias, gin, t), execute1(Prim::matmul_bias, cin, t), 1e-5, 1e-3);
   }
 }
