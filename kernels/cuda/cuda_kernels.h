@@ -5,7 +5,8 @@
 // elementwise_cuda.h; assign and cast (a strided, broadcasting, converting
 // copy of every dtype); and the views, whose kernels only make geometry and
 // are the CPU's; matmul and matmul_bias through cuBLASLt
-// (matmul_launch.cpp). A primitive without a GPU kernel is an error naming it
+// (matmul_launch.cpp); conv2d and its gradients through cuDNN
+// (conv_launch.cpp). A primitive without a GPU kernel is an error naming it
 // and the device (kernels/registry.cpp), never a silent host fallback.
 #pragma once
 
@@ -15,5 +16,7 @@ namespace msl::kernels::cuda {
 void register_cuda_kernels();
 // matmul and matmul_bias through cuBLASLt (matmul_launch.cpp).
 void register_matmul_kernels();
+// conv2d and its gradients through cuDNN (conv_launch.cpp).
+void register_conv_kernels();
 
 }  // namespace msl::kernels::cuda

@@ -200,6 +200,7 @@ CudaDevice& gpu(int ordinal) {
     d = new CudaDevice(ordinal);
     register_cuda_kernels();
     register_matmul_kernels();
+    register_conv_kernels();
   }
   return *d;
 }

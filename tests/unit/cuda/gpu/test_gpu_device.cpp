@@ -3,7 +3,8 @@
 // primitive of the program representation (bit for bit: the kernels do the
 // CPU loop's operations), casts of every dtype pair, strided assignment
 // and reshape of a transposed tensor, matmul and matmul_bias through
-// cuBLASLt (within float32 rounding), and the errors (out of memory, a
+// cuBLASLt and conv2d with its gradients through cuDNN (within float32
+// rounding), and the errors (out of memory, a
 // primitive without a GPU kernel).
 #include <doctest/doctest.h>
 
@@ -139,10 +140,10 @@ TEST_CASE("GPU errors: out of memory names the request; a primitive without a GP
   Tensor cin[] = {x};
   require_same(execute1(Prim::neg, in), execute1(Prim::neg, cin));
   Tensor image = random_tensor(DType::Float32, Dims{1, 1, 4, 4}, 9).to_device(gpu());
-  Tensor filter = random_tensor(DType::Float32, Dims{1, 1, 2, 2}, 10).to_device(gpu());
-  Tensor conv_in[] = {image, filter};
+  Tensor pool_in[] = {image};
+  Attrs pool{{"kernel_size", std::vector<int64_t>{2}}, {"stride", std::vector<int64_t>{2}}};
   try {
-    execute1(Prim::conv2d, conv_in);
+    execute1(Prim::max_pool2d, pool_in, pool);
     FAIL("a primitive without a GPU kernel ran");
   } catch (const ValueError& e) {
     CHECK(std::string(e.what()).find("no kernel for device GPU:0") != std::string::npos);
@@ -194,5 +195,40 @@ TEST_CASE("matmul and matmul_bias through cuBLASLt match the CPU (float32, TF32 
     Tensor gin[] = {a.to_device(gpu()), b.to_device(gpu()), bias.to_device(gpu())};
     Tensor cin[] = {a, b, bias};
     require_close(execute1(Prim::matmul_bias, gin, t), execute1(Prim::matmul_bias, cin, t), 1e-5, 1e-3);
+  }
+}
+
+TEST_CASE("conv2d and its gradients through cuDNN match the CPU (float32, no TF32)") {
+  struct Conv {
+    Dims x, w;
+    Attrs attrs;
+  };
+  const Conv cases[] = {
+      {Dims{2, 3, 9, 9}, Dims{4, 3, 3, 3}, Attrs{{"pad_mode", std::string("pad")}, {"padding", std::vector<int64_t>{1}}}},
+      // "same" with stride 2 on an even size: the odd pixel of padding at the bottom/right.
+      {Dims{2, 3, 8, 8}, Dims{4, 3, 3, 3}, Attrs{{"pad_mode", std::string("same")}, {"stride", std::vector<int64_t>{2}}}},
+      {Dims{1, 4, 7, 6}, Dims{6, 2, 3, 2}, Attrs{{"pad_mode", std::string("valid")}, {"groups", int64_t{2}}}},
+      {Dims{1, 2, 9, 9}, Dims{3, 2, 3, 3}, Attrs{{"pad_mode", std::string("valid")}, {"dilation", std::vector<int64_t>{2}}}},
+  };
+  for (const Conv& c : cases) {
+    CAPTURE(c.x.str());
+    CAPTURE(c.w.str());
+    Tensor x = random_tensor(DType::Float32, c.x, 16), w = random_tensor(DType::Float32, c.w, 17);
+    Tensor gin[] = {x.to_device(gpu()), w.to_device(gpu())};
+    Tensor cin[] = {x, w};
+    Tensor y = execute1(Prim::conv2d, cin, c.attrs);
+    require_close(execute1(Prim::conv2d, gin, c.attrs), y, 1e-5, 1e-2);
+    Tensor dy = random_tensor(DType::Float32, y.shape(), 18);
+    Attrs bi = c.attrs, bf = c.attrs;
+    bi.set("input_shape", std::vector<int64_t>(c.x.begin(), c.x.end()));
+    bf.set("filter_shape", std::vector<int64_t>(c.w.begin(), c.w.end()));
+    Tensor gi[] = {dy.to_device(gpu()), w.to_device(gpu())};
+    Tensor ci[] = {dy, w};
+    require_close(execute1(Prim::conv2d_backprop_input, gi, bi), execute1(Prim::conv2d_backprop_input, ci, bi), 1e-5,
+                  1e-2);
+    Tensor gf[] = {dy.to_device(gpu()), x.to_device(gpu())};
+    Tensor cf[] = {dy, x};
+    require_close(execute1(Prim::conv2d_backprop_filter, gf, bf), execute1(Prim::conv2d_backprop_filter, cf, bf),
+                  1e-5, 1e-1);
   }
 }
