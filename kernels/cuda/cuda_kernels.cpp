@@ -10,6 +10,7 @@
 #include "kernels/cuda/device_cuda.h"
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/pointwise_cuda.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/shape_util.h"
@@ -112,9 +113,11 @@ struct EwCall {
 void cuda_elementwise(const KernelArgs& a) {
   const char* what = prim_name(a.prim);
   const Tensor& out = a.out[0];
-  if (out.dtype() != DType::Float32)
-    throw DTypeError(fmt::format("{}: the GPU computes it in float32 only so far, got {}", what,
-                                 dtype_name(out.dtype())));
+  // Float32 programs read float32 memory or take a float by value; other
+  // dtypes, mixed ones included, go to the strided pointwise kernels.
+  bool float32 = out.dtype() == DType::Float32;
+  for (const Tensor& x : a.in) float32 = float32 && (host_scalar(x) || x.dtype() == DType::Float32);
+  if (!float32) return cuda_pointwise(a);
   int64_t n = out.numel();
   if (n == 0) return;
   EwOp op{};
@@ -188,6 +191,7 @@ void register_cuda_kernels() {
     set_device_kernel(Prim::assign, DeviceType::CUDA, &cuda_assign);
     set_device_kernel(Prim::cast, DeviceType::CUDA, &cuda_cast);
     register_views();
+    register_pointwise_kernels();
   });
 }
 
