@@ -11,6 +11,7 @@
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/pointwise_cuda.h"
+#include "kernels/cuda/reduce_cuda.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/shape_util.h"
@@ -192,6 +193,7 @@ void register_cuda_kernels() {
     set_device_kernel(Prim::cast, DeviceType::CUDA, &cuda_cast);
     register_views();
     register_pointwise_kernels();
+    register_reduce_kernels();
   });
 }
 
