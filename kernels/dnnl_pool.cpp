@@ -30,6 +30,7 @@
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_window.h"
 #include "kernels/errors.h"
+#include "kernels/pool_geometry.h"
 #include "kernels/parallel.h"
 #include "kernels/pool_2x2.h"
 #include "kernels/primitives.h"
@@ -43,31 +44,6 @@ using dnnl::memory;
 using onednn::Key;
 
 enum class PoolOp : int { MaxForward, AvgForward, MaxBackward, AvgBackward };
-
-struct PoolGeom {
-  int64_t n = 0, c = 0, h = 0, w = 0;
-  Window2d win;
-  bool include_pad = false;
-  Dims x_shape() const { return {n, c, h, w}; }
-  Dims y_shape() const { return {n, c, win.ho, win.wo}; }
-};
-
-PoolGeom geometry(const char* op, const Dims& xs, const Attrs& attrs, bool avg) {
-  if (xs.size() != 4) throw ShapeError(fmt::format("{}: the input must be 4-D (N, C, H, W), got {}", op, xs.str()));
-  if (!attrs.has("kernel_size")) throw ValueError(fmt::format("{}: kernel_size is required", op));
-  auto [kh, kw] = window_pair(op, attrs, "kernel_size", 1, 1);
-  PoolGeom g;
-  g.n = xs[0], g.c = xs[1], g.h = xs[2], g.w = xs[3];
-  if ((g.h == 0 || g.w == 0) && g.n * g.c != 0)
-    throw ShapeError(fmt::format("{}: the input {} has an empty spatial dimension", op, xs.str()));
-  g.win = make_window(op, attrs, g.h, g.w, kh, kw, false);
-  const Window2d& v = g.win;
-  if (v.pt >= kh || v.pb >= kh || v.pl >= kw || v.pr >= kw)
-    throw ValueError(fmt::format("{}: padding ({}, {}, {}, {}) must be smaller than the kernel ({}, {})", op, v.pt,
-                                 v.pb, v.pl, v.pr, kh, kw));
-  g.include_pad = avg && attrs.get_bool("count_include_pad", false);
-  return g;
-}
 
 void check_float(const char* op, DType t) {
   if (!is_floating(t)) throw DTypeError(fmt::format("{}: unsupported dtype {}", op, dtype_display_name(t)));
@@ -457,15 +433,7 @@ void run_blocked_max(PoolOp op, const PoolGeom& g, int64_t block, const Tensor& 
 // plain); with a layout x must be blocked.
 PoolGeom max_geometry(const char* op, const Dims& xs, const Attrs& attrs, int64_t& block) {
   block = layout_block(op, attrs);
-  return geometry(op, block ? logical_shape(op, "input", xs, block, false) : xs, attrs, false);
-}
-
-Dims input_shape_attr(const char* op, const Attrs& attrs) {
-  std::vector<int64_t> v = attrs.get_ints("input_shape");
-  if (v.size() != 4) throw ValueError(fmt::format("{}: input_shape must have 4 entries, got {}", op, ints_str(v)));
-  for (int64_t d : v)
-    if (d < 0) throw ValueError(fmt::format("{}: input_shape must not be negative, got {}", op, ints_str(v)));
-  return Dims(v);
+  return pool_geometry(op, block ? logical_shape(op, "input", xs, block, false) : xs, attrs, false);
 }
 
 void check_dy(const char* op, const Dims& dy, const PoolGeom& g) {
@@ -493,12 +461,12 @@ void cpu_max_pool2d(const KernelArgs& args) {
 
 void infer_avg_pool2d(const InferArgs& args) {
   check_float("avg_pool2d", args.in[0].dtype);
-  PoolGeom g = geometry("avg_pool2d", args.in[0].shape, args.attrs, true);
+  PoolGeom g = pool_geometry("avg_pool2d", args.in[0].shape, args.attrs, true);
   args.out[0] = TensorSpec{args.in[0].dtype, g.y_shape()};
 }
 
 void cpu_avg_pool2d(const KernelArgs& args) {
-  PoolGeom g = geometry("avg_pool2d", args.in[0].shape(), args.attrs, true);
+  PoolGeom g = pool_geometry("avg_pool2d", args.in[0].shape(), args.attrs, true);
   run_pool(PoolOp::AvgForward, g, args.in[0], Tensor(), args.out[0]);
 }
 
@@ -524,15 +492,40 @@ void cpu_max_pool2d_grad(const KernelArgs& args) {
 void infer_avg_pool2d_grad(const InferArgs& args) {
   const char* op = "avg_pool2d_grad";
   check_float(op, args.in[0].dtype);
-  PoolGeom g = geometry(op, input_shape_attr(op, args.attrs), args.attrs, true);
+  PoolGeom g = pool_geometry(op, pool_input_shape_attr(op, args.attrs), args.attrs, true);
   check_dy(op, args.in[0].shape, g);
   args.out[0] = TensorSpec{args.in[0].dtype, g.x_shape()};
 }
 
 void cpu_avg_pool2d_grad(const KernelArgs& args) {
   const char* op = "avg_pool2d_grad";
-  PoolGeom g = geometry(op, input_shape_attr(op, args.attrs), args.attrs, true);
+  PoolGeom g = pool_geometry(op, pool_input_shape_attr(op, args.attrs), args.attrs, true);
   run_pool(PoolOp::AvgBackward, g, args.in[0], Tensor(), args.out[0]);
+}
+
+PoolGeom pool_geometry(const char* op, const Dims& xs, const Attrs& attrs, bool avg) {
+  if (xs.size() != 4) throw ShapeError(fmt::format("{}: the input must be 4-D (N, C, H, W), got {}", op, xs.str()));
+  if (!attrs.has("kernel_size")) throw ValueError(fmt::format("{}: kernel_size is required", op));
+  auto [kh, kw] = window_pair(op, attrs, "kernel_size", 1, 1);
+  PoolGeom g;
+  g.n = xs[0], g.c = xs[1], g.h = xs[2], g.w = xs[3];
+  if ((g.h == 0 || g.w == 0) && g.n * g.c != 0)
+    throw ShapeError(fmt::format("{}: the input {} has an empty spatial dimension", op, xs.str()));
+  g.win = make_window(op, attrs, g.h, g.w, kh, kw, false);
+  const Window2d& v = g.win;
+  if (v.pt >= kh || v.pb >= kh || v.pl >= kw || v.pr >= kw)
+    throw ValueError(fmt::format("{}: padding ({}, {}, {}, {}) must be smaller than the kernel ({}, {})", op, v.pt,
+                                 v.pb, v.pl, v.pr, kh, kw));
+  g.include_pad = avg && attrs.get_bool("count_include_pad", false);
+  return g;
+}
+
+Dims pool_input_shape_attr(const char* op, const Attrs& attrs) {
+  std::vector<int64_t> v = attrs.get_ints("input_shape");
+  if (v.size() != 4) throw ValueError(fmt::format("{}: input_shape must have 4 entries, got {}", op, ints_str(v)));
+  for (int64_t d : v)
+    if (d < 0) throw ValueError(fmt::format("{}: input_shape must not be negative, got {}", op, ints_str(v)));
+  return Dims(v);
 }
 
 }  // namespace msl::kernels

@@ -6,7 +6,7 @@
 // copy of every dtype); and the views, whose kernels only make geometry and
 // are the CPU's; matmul and matmul_bias through cuBLASLt
 // (matmul_launch.cpp); conv2d and its gradients through cuDNN
-// (conv_launch.cpp). A primitive without a GPU kernel is an error naming it
+// (conv_launch.cpp); pooling (pool_cuda.h). A primitive without a GPU kernel is an error naming it
 // and the device (kernels/registry.cpp), never a silent host fallback.
 #pragma once
 
@@ -18,5 +18,7 @@ void register_cuda_kernels();
 void register_matmul_kernels();
 // conv2d and its gradients through cuDNN (conv_launch.cpp).
 void register_conv_kernels();
+// max/avg pooling and their gradients (pool_cuda.h, pool_launch.cpp).
+void register_pool_kernels();
 
 }  // namespace msl::kernels::cuda

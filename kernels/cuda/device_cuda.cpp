@@ -201,6 +201,7 @@ CudaDevice& gpu(int ordinal) {
     register_cuda_kernels();
     register_matmul_kernels();
     register_conv_kernels();
+    register_pool_kernels();
   }
   return *d;
 }

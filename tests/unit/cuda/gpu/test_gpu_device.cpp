@@ -4,7 +4,7 @@
 // CPU loop's operations), casts of every dtype pair, strided assignment
 // and reshape of a transposed tensor, matmul and matmul_bias through
 // cuBLASLt and conv2d with its gradients through cuDNN (within float32
-// rounding), and the errors (out of memory, a
+// rounding), pooling and its gradients, and the errors (out of memory, a
 // primitive without a GPU kernel).
 #include <doctest/doctest.h>
 
@@ -139,11 +139,11 @@ TEST_CASE("GPU errors: out of memory names the request; a primitive without a GP
   Tensor in[] = {x.to_device(gpu())};
   Tensor cin[] = {x};
   require_same(execute1(Prim::neg, in), execute1(Prim::neg, cin));
-  Tensor image = random_tensor(DType::Float32, Dims{1, 1, 4, 4}, 9).to_device(gpu());
-  Tensor pool_in[] = {image};
-  Attrs pool{{"kernel_size", std::vector<int64_t>{2}}, {"stride", std::vector<int64_t>{2}}};
+  // to_blocked is the CPU's channel-blocked layout: the GPU has no kernel for it.
+  Tensor image = random_tensor(DType::Float32, Dims{1, 16, 4, 4}, 9).to_device(gpu());
+  Tensor block_in[] = {image};
   try {
-    execute1(Prim::max_pool2d, pool_in, pool);
+    execute1(Prim::to_blocked, block_in, Attrs{{"block", int64_t{16}}});
     FAIL("a primitive without a GPU kernel ran");
   } catch (const ValueError& e) {
     CHECK(std::string(e.what()).find("no kernel for device GPU:0") != std::string::npos);
@@ -231,4 +231,29 @@ TEST_CASE("conv2d and its gradients through cuDNN match the CPU (float32, no TF3
     require_close(execute1(Prim::conv2d_backprop_filter, gf, bf), execute1(Prim::conv2d_backprop_filter, cf, bf),
                   1e-5, 1e-1);
   }
+}
+
+TEST_CASE("pooling and its gradients on the GPU match the CPU") {
+  Attrs max_attrs{{"kernel_size", std::vector<int64_t>{3}}, {"stride", std::vector<int64_t>{2}},
+                  {"pad_mode", std::string("same")}};
+  Tensor x = random_tensor(DType::Float32, Dims{2, 3, 10, 9}, 19);
+  Tensor xin[] = {x};
+  Tensor gx[] = {x.to_device(gpu())};
+  Tensor y = execute1(Prim::max_pool2d, xin, max_attrs);
+  require_same(execute1(Prim::max_pool2d, gx, max_attrs), y);
+  Tensor dy = random_tensor(DType::Float32, y.shape(), 20);
+  Tensor cin[] = {x, dy};
+  Tensor gin[] = {x.to_device(gpu()), dy.to_device(gpu())};
+  require_same(execute1(Prim::max_pool2d_grad, gin, max_attrs), execute1(Prim::max_pool2d_grad, cin, max_attrs));
+  Attrs avg_attrs{{"kernel_size", std::vector<int64_t>{2}}, {"stride", std::vector<int64_t>{2}},
+                  {"pad_mode", std::string("valid")}};
+  Tensor ya = execute1(Prim::avg_pool2d, xin, avg_attrs);
+  require_close(execute1(Prim::avg_pool2d, gx, avg_attrs), ya, 1e-6, 1e-6);
+  Attrs grad_attrs = avg_attrs;
+  grad_attrs.set("input_shape", std::vector<int64_t>{2, 3, 10, 9});
+  Tensor dya = random_tensor(DType::Float32, ya.shape(), 21);
+  Tensor ca[] = {dya};
+  Tensor ga[] = {dya.to_device(gpu())};
+  require_close(execute1(Prim::avg_pool2d_grad, ga, grad_attrs), execute1(Prim::avg_pool2d_grad, ca, grad_attrs),
+                1e-6, 1e-6);
 }
