@@ -371,6 +371,11 @@ bool parse_ew_program(std::string_view bytes, size_t& pos, codegen::EwProgram& o
   p.reductions.resize(n);
   for (codegen::EwReduction& red : p.reductions)
     r.get(red.value), r.get(red.how.inner), r.get(red.how.count), r.get(red.how.lane);
+  // The fusion pass gives every input a value that reads it, so a program
+  // has no more inputs than values. A larger count (up to 2^31) costs
+  // nothing in bytes but a loop over it in validation and in the program's
+  // text: a damaged entry held the graph cache for minutes.
+  if (static_cast<size_t>(p.num_inputs) > p.values.size()) return false;
   try {
     codegen::validate_program(p);
   } catch (const std::invalid_argument&) {

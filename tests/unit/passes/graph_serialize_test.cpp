@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <random>
 
@@ -172,6 +174,28 @@ TEST_CASE("an EwProgram's bytes (two outputs, a sum) read back field for field; 
   codegen::EwProgram bad = p;
   bad.values[2].a = 5;
   CHECK_FALSE(parses(bad));
+}
+
+// Found by fuzzing (tests/fuzz/corpus_graph_cache): an input count costs no
+// bytes, and a program declaring 2^31 - 1 inputs kept validation looping
+// over them (the fuzzer's 10 s limit, minutes here) before it was accepted.
+TEST_CASE("an EwProgram declaring more inputs than it has values is refused at once") {
+  codegen::EwProgram p;
+  p.outputs = {p.unary(codegen::EwOp::Tanh, p.input(0))};
+  std::string bytes;
+  write_ew_program(bytes, p);
+  int32_t count = INT32_MAX;
+  std::memcpy(bytes.data(), &count, 4);  // num_inputs comes first
+  size_t pos = 0;
+  codegen::EwProgram q;
+  auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(parse_ew_program(bytes, pos, q));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  count = 2;  // as many inputs as values (one unread): still a program
+  std::memcpy(bytes.data(), &count, 4);
+  pos = 0;
+  CHECK(parse_ew_program(bytes, pos, q));
+  CHECK(q.num_inputs == 2);
 }
 
 TEST_CASE("an EwProgram's lane patterns read back; a lane that does not divide inner is refused") {
