@@ -6,7 +6,8 @@
 // copy of every dtype); and the views, whose kernels only make geometry and
 // are the CPU's; matmul and matmul_bias through cuBLASLt
 // (matmul_launch.cpp); conv2d and its gradients through cuDNN
-// (conv_launch.cpp); pooling (pool_cuda.h). A primitive without a GPU kernel is an error naming it
+// (conv_launch.cpp); pooling (pool_cuda.h); batch norm
+// (batch_norm_cuda.h). A primitive without a GPU kernel is an error naming it
 // and the device (kernels/registry.cpp), never a silent host fallback.
 #pragma once
 
@@ -20,5 +21,7 @@ void register_matmul_kernels();
 void register_conv_kernels();
 // max/avg pooling and their gradients (pool_cuda.h, pool_launch.cpp).
 void register_pool_kernels();
+// batch_norm and its gradient (batch_norm_cuda.h, batch_norm_launch.cpp).
+void register_batch_norm_kernels();
 
 }  // namespace msl::kernels::cuda

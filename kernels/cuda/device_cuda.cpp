@@ -202,6 +202,7 @@ CudaDevice& gpu(int ordinal) {
     register_matmul_kernels();
     register_conv_kernels();
     register_pool_kernels();
+    register_batch_norm_kernels();
   }
   return *d;
 }

@@ -4,7 +4,7 @@
 // CPU loop's operations), casts of every dtype pair, strided assignment
 // and reshape of a transposed tensor, matmul and matmul_bias through
 // cuBLASLt and conv2d with its gradients through cuDNN (within float32
-// rounding), pooling and its gradients, and the errors (out of memory, a
+// rounding), pooling, batch norm and their gradients, and the errors (out of memory, a
 // primitive without a GPU kernel).
 #include <doctest/doctest.h>
 
@@ -256,4 +256,32 @@ TEST_CASE("pooling and its gradients on the GPU match the CPU") {
   Tensor ga[] = {dya.to_device(gpu())};
   require_close(execute1(Prim::avg_pool2d_grad, ga, grad_attrs), execute1(Prim::avg_pool2d_grad, ca, grad_attrs),
                 1e-6, 1e-6);
+}
+
+TEST_CASE("batch_norm and batch_norm_grad on the GPU match the CPU") {
+  Tensor x = random_tensor(DType::Float32, Dims{4, 3, 5, 6}, 22);
+  Tensor gamma = random_tensor(DType::Float32, Dims{3}, 23), beta = random_tensor(DType::Float32, Dims{3}, 24);
+  Tensor mean = random_tensor(DType::Float32, Dims{3}, 25), var = random_tensor(DType::Float32, Dims{3}, 26);
+  // A variance must be positive.
+  Tensor v_in[] = {var};
+  var = execute1(Prim::abs, v_in);
+  for (bool training : {true, false}) {
+    CAPTURE(training);
+    Attrs attrs{{"training", training}, {"epsilon", 1e-5}};
+    Tensor cin[] = {x, gamma, beta, mean, var};
+    Tensor gin[] = {x.to_device(gpu()), gamma.to_device(gpu()), beta.to_device(gpu()), mean.to_device(gpu()),
+                    var.to_device(gpu())};
+    std::vector<Tensor> want, got;
+    execute(Prim::batch_norm, cin, attrs, want);
+    execute(Prim::batch_norm, gin, attrs, got);
+    for (int i = 0; i < 3; ++i) require_close(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)], 2e-5, 1e-4);
+    if (!training) continue;
+    Tensor dy = random_tensor(DType::Float32, x.shape(), 27);
+    Tensor cg[] = {dy, x, gamma, want[1], want[2]};
+    Tensor gg[] = {dy.to_device(gpu()), x.to_device(gpu()), gamma.to_device(gpu()), got[1], got[2]};
+    std::vector<Tensor> gwant, ggot;
+    execute(Prim::batch_norm_grad, cg, Attrs{{"epsilon", 1e-5}}, gwant);
+    execute(Prim::batch_norm_grad, gg, Attrs{{"epsilon", 1e-5}}, ggot);
+    for (int i = 0; i < 3; ++i) require_close(ggot[static_cast<size_t>(i)], gwant[static_cast<size_t>(i)], 1e-4, 1e-2);
+  }
 }
