@@ -10,8 +10,10 @@
 #include "kernels/cuda/device_cuda.h"
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/movement_cuda.h"
 #include "kernels/cuda/pointwise_cuda.h"
 #include "kernels/cuda/reduce_cuda.h"
+#include "kernels/cuda/softmax_cuda.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/shape_util.h"
@@ -194,6 +196,8 @@ void register_cuda_kernels() {
     register_views();
     register_pointwise_kernels();
     register_reduce_kernels();
+    register_softmax_kernels();
+    register_movement_kernels();
   });
 }
 
