@@ -11,6 +11,7 @@
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/movement_cuda.h"
+#include "kernels/cuda/optimizer_cuda.h"
 #include "kernels/cuda/pointwise_cuda.h"
 #include "kernels/cuda/reduce_cuda.h"
 #include "kernels/cuda/softmax_cuda.h"
@@ -198,6 +199,7 @@ void register_cuda_kernels() {
     register_reduce_kernels();
     register_softmax_kernels();
     register_movement_kernels();
+    register_optimizer_kernels();
   });
 }
 
