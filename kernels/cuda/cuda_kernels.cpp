@@ -13,6 +13,7 @@
 #include "kernels/cuda/movement_cuda.h"
 #include "kernels/cuda/optimizer_cuda.h"
 #include "kernels/cuda/pointwise_cuda.h"
+#include "kernels/cuda/random_cuda.h"
 #include "kernels/cuda/reduce_cuda.h"
 #include "kernels/cuda/softmax_cuda.h"
 #include "kernels/errors.h"
@@ -200,6 +201,7 @@ void register_cuda_kernels() {
     register_softmax_kernels();
     register_movement_kernels();
     register_optimizer_kernels();
+    register_random_kernels();
   });
 }
 
