@@ -151,10 +151,16 @@ void hflip_impl(const Tensor& src, Tensor& dst, const Geometry& g) {
 // x * scale + shift to float32, in double as to_float computes it. The
 // per-pixel loop of most pipelines, so it is vectorized (-O3) and cloned
 // for AVX2; no clone may use FMA, whose single rounding of x * scale +
-// shift would change results between machines.
+// shift would change results between machines. (clang before 18 cannot
+// clone a template, nor knows `optimize`: the libFuzzer build's clang 14
+// compiles the loop once.)
+#if defined(__clang__) && __clang_major__ < 18
+#define MSL_RESCALE_LOOP_CLONES
+#else
+#define MSL_RESCALE_LOOP_CLONES __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#endif
 template <class T>
-__attribute__((target_clones("avx2", "default"), optimize("O3"))) void rescale_loop(const T* in, float* out, int64_t n,
-                                                                                    double scale, double shift) {
+MSL_RESCALE_LOOP_CLONES void rescale_loop(const T* in, float* out, int64_t n, double scale, double shift) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<double>(in[i]) * scale + shift);
 }
 
