@@ -76,6 +76,91 @@ __device__ __forceinline__ double msl_sigmoid_d(double x) {
   double e = exp(-fabs(x));
   return (x < 0 ? e : 1.0) / (1.0 + e);
 }
+// float32 exp, log, tanh, sigmoid and erf as the CPU's vector loops compute
+// them (vec_math.h), lane for lane: the same polynomials and the same
+// explicit fused multiply-adds, x86 min/max (the second operand when
+// unordered) and bit operations.
+__device__ __forceinline__ float msl_vexp(float x) {
+  const float lo = -104.0f > x ? -104.0f : x;
+  x = 89.0f < lo ? 89.0f : lo;
+  const float n = rintf(x * 1.44269504088896341f);
+  float r = fmaf(-n, 0.693359375f, x);
+  r = fmaf(-n, -2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = fmaf(p, r, 1.3981999507e-3f);
+  p = fmaf(p, r, 8.3334519073e-3f);
+  p = fmaf(p, r, 4.1665795894e-2f);
+  p = fmaf(p, r, 1.6666665459e-1f);
+  p = fmaf(p, r, 5.0000001201e-1f);
+  p = fmaf(p, r * r, r) + 1.0f;
+  const int ni = n != n ? (int)0x80000000u : (int)n, n1 = ni >> 1, n2 = ni - n1;
+  return p * __int_as_float((int)((unsigned)(n1 + 127) << 23)) * __int_as_float((int)((unsigned)(n2 + 127) << 23));
+}
+__device__ __forceinline__ float msl_vlog(float x) {
+  const bool denorm = x < 1.17549435e-38f;
+  const unsigned b = __float_as_uint(denorm ? x * 8388608.0f : x);
+  const int e = (int)((b >> 23) & 0xffu) - 126;
+  const float m = __uint_as_float((b & 0x007fffffu) | 0x3f000000u);
+  float ef = (float)e - (denorm ? 23.0f : 0.0f);
+  const bool small = m < 0.707106781186547524f;
+  const float f = (small ? m + m : m) - 1.0f;
+  ef = ef - (small ? 1.0f : 0.0f);
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = fmaf(p, f, -1.1514610310e-1f);
+  p = fmaf(p, f, 1.1676998740e-1f);
+  p = fmaf(p, f, -1.2420140846e-1f);
+  p = fmaf(p, f, 1.4249322787e-1f);
+  p = fmaf(p, f, -1.6668057665e-1f);
+  p = fmaf(p, f, 2.0000714765e-1f);
+  p = fmaf(p, f, -2.4999993993e-1f);
+  p = fmaf(p, f, 3.3333331174e-1f);
+  float y = p * f * z;
+  y = fmaf(ef, -2.12194440e-4f, y);
+  y = fmaf(-0.5f, z, y);
+  float r = fmaf(ef, 0.693359375f, f + y);
+  if (x == __int_as_float(0x7f800000)) r = x;
+  if (x == 0.0f) r = __int_as_float(0xff800000);
+  if (x < 0.0f) r = __int_as_float(0x7fc00000);
+  return x != x ? x : r;
+}
+__device__ __forceinline__ float msl_vtanh(float x) {
+  const float ax = fabsf(x), z = x * x;
+  float p = -5.70498872745e-3f;
+  p = fmaf(p, z, 2.06390887954e-2f);
+  p = fmaf(p, z, -5.37397155531e-2f);
+  p = fmaf(p, z, 1.33314422036e-1f);
+  p = fmaf(p, z, -3.33332819422e-1f);
+  const float small = fmaf(p * z, ax, ax);
+  const float big = 1.0f - 2.0f / (msl_vexp(ax + ax) + 1.0f);
+  return __uint_as_float(__float_as_uint(ax < 0.625f ? small : big) | (__float_as_uint(x) & 0x80000000u));
+}
+__device__ __forceinline__ float msl_vsigmoid(float x) {
+  const float e = msl_vexp(-fabsf(x));
+  return (x < 0.0f ? e : 1.0f) / (1.0f + e);
+}
+__device__ __forceinline__ float msl_verf(float x) {
+  const float ax = fabsf(x), s = x * x;
+  float p = -5.99085062e-4f;
+  p = fmaf(p, s, 4.99317935e-3f);
+  p = fmaf(p, s, -2.67666150e-2f);
+  p = fmaf(p, s, 1.12818159e-1f);
+  p = fmaf(p, s, -3.76124948e-1f);
+  p = fmaf(p, s, 1.12837911e+0f);
+  const float small = p * x;
+  const float t = 4.0f < ax ? 4.0f : ax;
+  float q = 1.60249443e-6f;
+  q = fmaf(q, t, -4.53546727e-5f);
+  q = fmaf(q, t, 5.90716038e-4f);
+  q = fmaf(q, t, -4.73028591e-3f);
+  q = fmaf(q, t, 2.63355518e-2f);
+  q = fmaf(q, t, -1.09925207e-1f);
+  q = fmaf(q, t, -6.31995301e-1f);
+  q = fmaf(q, t, -1.13013151e+0f);
+  q = fmaf(q, t, 2.94280055e-4f);
+  const float big = __uint_as_float(__float_as_uint(1.0f - msl_vexp(q)) | (__float_as_uint(x) & 0x80000000u));
+  return ax < 0.921875f ? small : big;
+}
 )";
 
 enum class Kind { Bool, Unsigned, Signed, Float, Double };
@@ -184,13 +269,15 @@ std::string op_expr(Prim p, DType ct, const std::string& a, const std::string& b
     case Prim::reciprocal: return fmt::format("({})1 / {}", t, a);
     case Prim::sqrt: return fmt::format("sqrt({})", a);
     case Prim::rsqrt: return fmt::format("({})1 / sqrt({})", t, a);
-    case Prim::exp: return libm(ct, "exp", a);
-    case Prim::log: return libm(ct, "log", a);
+    // float32: the CPU's vector functions; float64: libm (the CPU's vector
+    // exp, log and sigmoid are within 1 ulp of it).
+    case Prim::exp: return k == Kind::Float ? "msl_vexp(" + a + ")" : libm(ct, "exp", a);
+    case Prim::log: return k == Kind::Float ? "msl_vlog(" + a + ")" : libm(ct, "log", a);
+    case Prim::tanh: return k == Kind::Float ? "msl_vtanh(" + a + ")" : libm(ct, "tanh", a);
+    case Prim::erf: return k == Kind::Float ? "msl_verf(" + a + ")" : libm(ct, "erf", a);
+    case Prim::sigmoid: return k == Kind::Float ? "msl_vsigmoid(" + a + ")" : libm(ct, "msl_sigmoid_d", a);
     case Prim::sin: return libm(ct, "sin", a);
     case Prim::cos: return libm(ct, "cos", a);
-    case Prim::tanh: return libm(ct, "tanh", a);
-    case Prim::erf: return libm(ct, "erf", a);
-    case Prim::sigmoid: return libm(ct, "msl_sigmoid_d", a);
     default: break;
   }
   throw std::invalid_argument(fmt::format("pointwise: {} is not a pointwise operation", prim_name(p)));

@@ -21,11 +21,17 @@
 //
 // Exactness against the CPU: integer ops, comparisons, select and the IEEE
 // operations (+ - * /, sqrt, floor, fmod in floordiv/mod, abs, ...) are bit
-// for bit. rsqrt is 1.0f / sqrtf(x) as the CPU's vector loops (the CPU's
-// plain C++ loop, used only without AVX2, rounds 1/sqrt in double). exp,
-// log, sin, cos, tanh, sigmoid, erf and pow compute in double and round to
-// float32 once, as the CPU's plain loops; the CPU's vector float32 loops
-// are within 2 ulps of those (vec_math.h), which bounds the difference.
+// for bit. float32 (and 16-bit floats, computed in float32) follow the
+// CPU's vector loops, which any x86 CPU with AVX2 runs: rsqrt is 1.0f /
+// sqrtf(x), and exp, log, tanh, sigmoid and erf are vec_math.h's functions
+// ported lane for lane (same polynomials, same explicit FMAs): the CPU's
+// bits. (The CPU's plain C++ loops, used only without AVX2, compute in
+// double and round once: within 2 ulps.) sin, cos and pow compute in double
+// and round to float32 once: within 1 ulp of the CPU's vector sin/cos
+// (measured under host emulation), pow the CPU's bits. float64 functions
+// call libm: the CPU's bits under host emulation, within 1 ulp where the
+// CPU uses its vector float64 exp, log and sigmoid, and within CUDA's
+// documented 1-2 ulps of libm on a GPU.
 //
 // Integer floordiv/mod by zero (ZeroDivisionError) and integer pow with a
 // negative exponent (ValueError) are detected by the kernel: it stores 1
