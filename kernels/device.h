@@ -26,6 +26,15 @@ const char* device_type_name(DeviceType t);
 
 using Stream = void*;
 
+// Statistics of a caching allocator, for tests and memory reports.
+struct AllocatorStats {
+  size_t bytes_in_use = 0;
+  size_t bytes_cached = 0;
+  size_t peak_bytes_in_use = 0;
+  uint64_t allocations = 0;
+  uint64_t cache_hits = 0;
+};
+
 class Device {
  public:
   explicit Device(DeviceType type) : type_(type) {}
@@ -43,18 +52,15 @@ class Device {
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void copy_within(void* dst, const void* src, size_t bytes) = 0;
   virtual void synchronize() = 0;
+  // The device's caching allocator (msl.runtime.memory_allocated and
+  // friends): its statistics, a new peak measurement, and returning its
+  // cached blocks to the system. A device without one reports nothing.
+  virtual AllocatorStats memory_stats() { return {}; }
+  virtual void reset_peak_memory() {}
+  virtual void release_cached_memory() {}
 
  private:
   DeviceType type_;
-};
-
-// Statistics of a caching allocator, for tests and memory reports.
-struct AllocatorStats {
-  size_t bytes_in_use = 0;
-  size_t bytes_cached = 0;
-  size_t peak_bytes_in_use = 0;
-  uint64_t allocations = 0;
-  uint64_t cache_hits = 0;
 };
 
 Device* cpu_device();

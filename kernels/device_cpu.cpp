@@ -32,6 +32,9 @@ class CpuDevice final : public Device {
   void copy_from_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_within(void* dst, const void* src, size_t bytes) override { std::memmove(dst, src, bytes); }
   void synchronize() override {}
+  AllocatorStats memory_stats() override { return cache_.stats(); }
+  void reset_peak_memory() override { cache_.reset_peak(); }
+  void release_cached_memory() override { cache_.release_cache(); }
   CachingAllocator& cache() { return cache_; }
 
  private:

@@ -58,7 +58,8 @@ endforeach()
 set(MSL_DEBUG_DEVICE_SKIP
     fusion/blocked_layout  # the blocked layout is the CPU target's (oneDNN); other devices keep NCHW
     grad/errors            # the messages print tensor types, which name a device other than the CPU
-    grad/save_graphs)      # the saved graphs print tensor types too
+    grad/save_graphs       # the saved graphs print tensor types too
+    context/runtime_memory)  # reports the CPU's caching allocator, which the Debug device does not use
 foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
   get_filename_component(test_case ${test_file} NAME_WLE)
   get_filename_component(test_dir ${test_file} DIRECTORY)

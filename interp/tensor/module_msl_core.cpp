@@ -306,6 +306,55 @@ Value f_set_device(Interp& I, Args& a, Object*) {
   return Value();
 }
 
+// msl.runtime's memory statistics of the default device's allocator:
+// (bytes held by tensors, bytes cached for reuse, peak bytes held).
+Value f_memory_stats(Interp& I, Args& a, Object*) {
+  bind_positional(I, "_memory_stats", a, 0, 0, nullptr);
+  kernels::AllocatorStats st = kernels::default_device()->memory_stats();
+  return new_tuple({Value::integer(static_cast<int64_t>(st.bytes_in_use)),
+                    Value::integer(static_cast<int64_t>(st.bytes_cached)),
+                    Value::integer(static_cast<int64_t>(st.peak_bytes_in_use))});
+}
+
+Value f_reset_peak_memory(Interp& I, Args& a, Object*) {
+  bind_positional(I, "_reset_peak_memory", a, 0, 0, nullptr);
+  kernels::default_device()->reset_peak_memory();
+  return Value();
+}
+
+Value f_empty_cache(Interp& I, Args& a, Object*) {
+  bind_positional(I, "_empty_cache", a, 0, 0, nullptr);
+  kernels::default_device()->release_cached_memory();
+  return Value();
+}
+
+// Tensor.move_to(to): a copy on "CPU" or "GPU" (the GPU of set_context's
+// device_id), or the tensor itself when it is there already.
+Value f_move_to(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "_move_to", a, 2, 2, v);
+  Str* to = arg_str(I, v[1], "move_to() argument 'to'");
+  kernels::Device* dev = nullptr;
+  if (to->s == "CPU") {
+    dev = kernels::cpu_device();
+  } else if (to->s == "GPU") {
+    kernels::Device* d = kernels::default_device();
+    if (d->type() == kernels::DeviceType::CUDA) {
+      dev = d;
+    } else {
+      std::string why = kernels::cuda_unavailable_reason(0);
+      if (!why.empty()) raise_exc(I, "RuntimeError", fmt::format("move_to: 'GPU' is not available: {}", why));
+      dev = kernels::cuda_device(0);
+    }
+  } else {
+    raise_value_error(I, fmt::format("move_to: 'to' must be 'CPU' or 'GPU', got '{}'", to->s));
+  }
+  if (!is_tensor(v[0])) raise_type_error(I, fmt::format("move_to: expected a Tensor, got {}", I.type_name(v[0])));
+  const kernels::Tensor& t = tensor_of(v[0]);
+  if (t.device() == dev) return v[0];
+  return wrap_tensor(result_class(tensor_obj(v[0])), kernel_call(I, [&] { return t.to_device(dev); }));
+}
+
 Value f_dtype_from_name(Interp& I, Args& a, Object* data) {
   Value v[1];
   bind_positional(I, "dtype_from_name", a, 1, 1, v);
@@ -426,6 +475,10 @@ void init_module_msl_core(Interp& I, Module& m) {
       {"dtype_from_name", f_dtype_from_name},
       {"_extend_tensor", f_extend_tensor},
       {"_set_device", f_set_device},
+      {"_memory_stats", f_memory_stats},
+      {"_reset_peak_memory", f_reset_peak_memory},
+      {"_empty_cache", f_empty_cache},
+      {"_move_to", f_move_to},
   };
   for (auto& f : fns) I.def_native(&m, f.name, f.fn, state);
   init_tensor_creation(I, m, tc.get());

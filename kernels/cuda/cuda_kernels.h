@@ -1,14 +1,15 @@
 // The GPU's kernels for the primitives (the CUDA slots of PrimDef::kernels).
 //
-// So far: the elementwise primitives of the program representation
-// (elementwise_program.h's MSL_EW_OPS) in float32, rendered by
-// elementwise_cuda.h; assign and cast (a strided, broadcasting, converting
-// copy of every dtype); and the views, whose kernels only make geometry and
-// are the CPU's; matmul and matmul_bias through cuBLASLt
-// (matmul_launch.cpp); conv2d and its gradients through cuDNN
-// (conv_launch.cpp); pooling (pool_cuda.h); batch norm
-// (batch_norm_cuda.h). A primitive without a GPU kernel is an error naming it
-// and the device (kernels/registry.cpp), never a silent host fallback.
+// Each group of kernels is CUDA C text (a *_cuda.h generator, built and
+// tested without a GPU) with its launch code (*_launch.cpp): pointwise
+// (every elementwise primitive, any dtype and strides), reductions,
+// softmax and losses, movement (gather, one_hot, concat, pad), optimizer
+// updates, random (the CPU's Philox stream), pooling and batch norm; assign
+// and cast are the strided copy (copy_cuda.h); the views are the CPU's
+// kernels, which only make geometry; matmul and matmul_bias go through
+// cuBLASLt, conv2d and its gradients through cuDNN. A primitive without a
+// GPU kernel is an error naming it and the device (kernels/registry.cpp),
+// never a silent host fallback.
 #pragma once
 
 namespace msl::kernels::cuda {

@@ -46,6 +46,9 @@ class CudaDevice final : public Device {
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
   void copy_within(void* dst, const void* src, size_t bytes) override;
   void synchronize() override;
+  AllocatorStats memory_stats() override { return cache_.stats(); }
+  void reset_peak_memory() override { cache_.reset_peak(); }
+  void release_cached_memory() override { cache_.release_cache(); }
 
   const GpuInfo& info() const { return info_; }
   CUstream stream() const { return stream_; }

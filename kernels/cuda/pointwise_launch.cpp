@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/pointwise_cuda.h"
+#include "kernels/elementwise_program.h"
 #include "kernels/errors.h"
 #include "kernels/shape_util.h"
 
@@ -82,8 +83,13 @@ void cuda_pointwise(const KernelArgs& a) {
 }
 
 void register_pointwise_kernels() {
-  // The EwOps stay with the float32 program path, which hands this family
-  // the calls it does not take (cuda_kernels.cpp).
+  // Every elementwise primitive, those of the program representation
+  // included: eager results are the eager CPU kernels' bits (the programs'
+  // renderer, elementwise_cuda.h, is graph mode's, which matches graph
+  // mode's CPU loop).
+#define MSL_X(o, prim, arity) set_device_kernel(Prim::prim, DeviceType::CUDA, &cuda_pointwise);
+  MSL_EW_OPS(MSL_X)
+#undef MSL_X
   for (Prim p : {Prim::abs, Prim::sign, Prim::log, Prim::sqrt, Prim::rsqrt, Prim::reciprocal, Prim::sin, Prim::cos,
                  Prim::erf, Prim::floor, Prim::logical_not, Prim::floordiv, Prim::mod, Prim::pow, Prim::equal,
                  Prim::not_equal, Prim::less, Prim::less_equal, Prim::greater, Prim::greater_equal,

@@ -1,7 +1,7 @@
 // The CUDA device and its kernels on a real GPU, against the CPU's kernels
-// on the same inputs: copies of every dtype both ways, every elementwise
-// primitive of the program representation (bit for bit: the kernels do the
-// CPU loop's operations), casts of every dtype pair, strided assignment
+// on the same inputs: copies of every dtype both ways, the elementwise
+// primitives of the program representation (bit for bit: the pointwise
+// kernels do the eager CPU kernels' operations), casts of every dtype pair, strided assignment
 // and reshape of a transposed tensor, matmul and matmul_bias through
 // cuBLASLt and conv2d with its gradients through cuDNN (within float32
 // rounding), pooling, batch norm and their gradients, and the errors (out of memory, a
