@@ -1,6 +1,6 @@
 # Tests of the GPU back end (kernels/cuda/).
 #
-# unit.cuda_text: the kernel texts without a GPU, on every build: run under
+# unit.cuda_text.*: the kernel texts without a GPU, on every build: run under
 # host emulation (compiled by this build's C++ compiler) against the CPU's
 # kernels, and compiled with NVRTC when the toolkit is there.
 file(GLOB MSL_CUDA_TEXT_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/unit/cuda/test_*.cpp)
@@ -12,7 +12,15 @@ target_link_libraries(msl_cuda_text_tests PRIVATE msl_codegen msl_kernels ${CMAK
 if(MSL_HAVE_CUDA)
   target_compile_definitions(msl_cuda_text_tests PRIVATE MSL_HAVE_CUDA=1)
 endif()
-add_test(NAME unit.cuda_text COMMAND msl_cuda_text_tests)
+# One CTest test per source file (doctest's --source-file filter), so the
+# groups run in parallel and each stays well inside CI's time limit (the
+# host compiles and NVRTC's take most of the time).
+foreach(test_source IN LISTS MSL_CUDA_TEXT_TEST_SOURCES)
+  get_filename_component(test_stem ${test_source} NAME_WE)
+  string(REGEX REPLACE "^test_" "" test_group ${test_stem})
+  add_test(NAME unit.cuda_text.${test_group} COMMAND msl_cuda_text_tests --source-file=*/${test_stem}.cpp)
+  set_tests_properties(unit.cuda_text.${test_group} PROPERTIES TIMEOUT 900)
+endforeach()
 
 # unit.gpu: the device and its kernels on a GPU (CTest label gpu). Without a
 # usable GPU the executable says why and exits 77, which CTest reports as
