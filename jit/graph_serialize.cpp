@@ -13,7 +13,6 @@
 #include "jit/passes/fuse_elementwise.h"
 #include "kernels/device.h"
 #include "kernels/dtype.h"
-#include "kernels/errors.h"
 #include "lang/ir/verifier.h"
 
 namespace msl::jit {
@@ -239,6 +238,14 @@ bool get_tensor(Reader& r, kernels::Tensor& out) {
   if (!r.get(d) || d >= kernels::kNumDTypes) return r.fail("bad dtype");
   if (!r.get_dims(shape) || !r.get(nbytes)) return false;
   auto dtype = static_cast<kernels::DType>(d);
+  // The dimensions other than 0 may not multiply past a tensor's 2^40
+  // elements: an empty tensor has no bytes to bound them, and its strides
+  // are their product ([0, 2^41, 2^41] would overflow them; [2^41, 0] the
+  // tensor refuses).
+  uint64_t nonzero = 1;
+  for (int64_t x : shape)
+    if (x != 0 && (__builtin_mul_overflow(nonzero, static_cast<uint64_t>(x), &nonzero) || nonzero > (uint64_t{1} << 40)))
+      return r.fail("tensor shape " + shape.str() + " is too large");
   // The element count, without overflowing on absurd dimensions.
   uint64_t numel = 1;
   for (int64_t x : shape) {
@@ -250,13 +257,7 @@ bool get_tensor(Reader& r, kernels::Tensor& out) {
       numel * kernels::dtype_size(dtype) != nbytes)
     return r.fail("tensor byte count does not match its shape");
   if (r.left() < nbytes) return r.fail("tensor data past the end");
-  // The byte count bounds every tensor with elements; an empty one may
-  // still have dimensions the tensor refuses ([2^41, 0]).
-  try {
-    out = kernels::Tensor(dtype, shape);
-  } catch (const kernels::ShapeError& e) {
-    return r.fail(std::string("tensor shape: ") + e.what());
-  }
+  out = kernels::Tensor(dtype, shape);
   if (nbytes > 0) std::memcpy(out.raw(), r.b.data() + r.pos, nbytes);
   r.pos += nbytes;
   return true;

@@ -144,16 +144,19 @@ Tensor read_idx(const std::string& path) {
     throw DatasetError(
         fmt::format("'{}': invalid IDX rank {} at byte 3 (expected 1..{})", path, ndim, kernels::kMaxDims));
   kernels::Dims shape;
-  uint64_t total = 1;
+  uint64_t total = 1, nonzero = 1;
   for (int i = 0; i < ndim; ++i) {
     unsigned char b[4];
     uint64_t at = in.pos();
     in.read(b, 4, "a dimension");
     uint32_t d = big_endian(b);
     total *= d;
+    nonzero *= d ? d : 1;
     // 8 GiB: far above any IDX data set, low enough that a corrupt header
-    // fails here rather than in the allocator.
-    if (total > (uint64_t{1} << 33))
+    // fails here rather than in the allocator. The dimensions other than 0
+    // count too: an empty tensor's strides are their product, which must
+    // not overflow ([0, 2^32 - 1, 2^32 - 1, 2^32 - 1]).
+    if (nonzero > (uint64_t{1} << 33))
       throw DatasetError(
           fmt::format("'{}': IDX dimension {} = {} at byte {} makes the data implausibly large", path, i, d, at));
     shape.push_back(d);

@@ -63,6 +63,19 @@ TEST_CASE("an IDX header declaring more data than the file holds fails before th
   CHECK(kernels::cpu_allocator_stats().peak_bytes_in_use - before < (size_t{1} << 20));
 }
 
+// Found by fuzzing (UBSan, tests/fuzz/corpus_idx): an empty IDX tensor whose
+// other dimensions multiply past 2^64 passed the size check (its total is 0)
+// and overflowed the tensor's strides.
+TEST_CASE("an IDX header whose dimensions other than 0 multiply past 8 GiB is refused") {
+  TempDir dir;
+  write(dir / "empty-idx3-ubyte", idx_header({0, 0xffffffff, 0xffffffff, 0xffffffff}), false);
+  CHECK(idx_error(dir / "empty-idx3-ubyte") ==
+        "'" + (dir / "empty-idx3-ubyte") +
+            "': IDX dimension 2 = 4294967295 at byte 12 makes the data implausibly large");
+  write(dir / "fine-idx3-ubyte", idx_header({0, 28, 28}), false);
+  CHECK(dataset::read_idx(dir / "fine-idx3-ubyte").shape() == kernels::Dims{0, 28, 28});
+}
+
 TEST_CASE("a highly compressed gzipped IDX file still loads") {
   TempDir dir;
   // 1 MB of zeros deflate to about 1 KB, close to deflate's 1032:1 limit.
