@@ -7,6 +7,11 @@
 // Nodes are told apart by a `kind` tag (LLVM-style), so consumers switch on
 // the tag and static_cast; `as<T>()` checks the tag in debug builds.
 //
+// Nodes have no virtual functions (a vtable pointer would be 8 more bytes in
+// every node of a multi-megabyte script): ExprPtr and StmtPtr delete a node
+// through a deleter that switches on the kind (lang/ast.cpp), and a
+// std::unique_ptr<Name> (from make_node) converts to them as usual.
+//
 // Every node carries the Span of the source text it came from. For an
 // expression, the span covers the whole expression (a call's span runs from
 // the callee to the closing parenthesis), which is what a traceback caret
@@ -63,11 +68,30 @@ const char* to_string(UnaryOp op);
 const char* to_string(CmpOp op);
 const char* to_string(BoolOpKind op);
 
+struct Expr;
+struct Stmt;
+
+// Deletes an Expr/Stmt of any kind. Constructible from std::default_delete<T>,
+// so that std::unique_ptr<T> of a node type converts to ExprPtr/StmtPtr.
+struct ExprDeleter {
+  ExprDeleter() = default;
+  template <class T>
+  ExprDeleter(const std::default_delete<T>&) {}
+  void operator()(Expr* e) const;
+};
+struct StmtDeleter {
+  StmtDeleter() = default;
+  template <class T>
+  StmtDeleter(const std::default_delete<T>&) {}
+  void operator()(Stmt* s) const;
+};
+
 struct Expr {
   ExprKind kind;
   Span span;
   explicit Expr(ExprKind k) : kind(k) {}
-  virtual ~Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
   template <class T>
   T* as() {
     assert(kind == T::kKind);
@@ -78,8 +102,11 @@ struct Expr {
     assert(kind == T::kKind);
     return static_cast<const T*>(this);
   }
+
+ protected:
+  ~Expr() = default;  // only through ExprDeleter, or as the exact node type
 };
-using ExprPtr = std::unique_ptr<Expr>;
+using ExprPtr = std::unique_ptr<Expr, ExprDeleter>;
 
 template <ExprKind K>
 struct ExprOf : Expr {
@@ -91,11 +118,20 @@ struct Name : ExprOf<ExprKind::Name> {
   std::string id;
 };
 
+// 40 bytes: a literal list of a million numbers is a million of these.
 struct Constant : ExprOf<ExprKind::Constant> {
   ConstKind value_kind = ConstKind::None;
-  int64_t int_value = 0;
-  double float_value = 0;
-  std::string str_value;  // decoded (escapes processed), UTF-8; adjacent literals joined
+  union {
+    int64_t int_value = 0;  // when value_kind is Int
+    double float_value;     // when value_kind is Float
+  };
+  // When value_kind is Str: decoded (escapes processed), UTF-8; adjacent
+  // literals joined.
+  const std::string& str_value() const;
+  std::string& set_str_value();
+
+ private:
+  std::unique_ptr<std::string> str_;
 };
 
 // One piece of an f-string: literal text, or a replacement field.
@@ -253,7 +289,8 @@ struct Stmt {
   StmtKind kind;
   Span span;  // for compound statements: the header line(s) up to the ':'
   explicit Stmt(StmtKind k) : kind(k) {}
-  virtual ~Stmt() = default;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
   template <class T>
   T* as() {
     assert(kind == T::kKind);
@@ -264,8 +301,11 @@ struct Stmt {
     assert(kind == T::kKind);
     return static_cast<const T*>(this);
   }
+
+ protected:
+  ~Stmt() = default;  // only through StmtDeleter, or as the exact node type
 };
-using StmtPtr = std::unique_ptr<Stmt>;
+using StmtPtr = std::unique_ptr<Stmt, StmtDeleter>;
 using Body = std::vector<StmtPtr>;
 
 template <StmtKind K>

@@ -294,6 +294,9 @@ ExprPtr AstBuilder::finish(ExprPtr e) {
 
 void AstBuilder::statement(G::StmtContext* ctx, Body& out) {
   depth_.clear();
+  // A statement abandoned half-built is destroyed: the blocks it left for
+  // later point into it, and must go with it.
+  size_t deferred_before = deferred_.size();
   try {
     check(ctx);
     if (G::LeftoverContext* l = ctx->leftover()) {
@@ -314,6 +317,7 @@ void AstBuilder::statement(G::StmtContext* ctx, Body& out) {
       out.push_back(compound(need(ctx->compound_stmt())));
     }
   } catch (BuildError& e) {
+    deferred_.resize(deferred_before);
     if (!e.diagnostic.message.empty()) errors_->push_back(std::move(e.diagnostic));
   }
 }
@@ -1332,7 +1336,7 @@ ExprPtr AstBuilder::strings(G::AtomContext* ctx) {
   if (!any_f) {
     auto c = make_node<Constant>(span);
     c->value_kind = ConstKind::Str;
-    for (TerminalNode* t : toks) decode_plain(t->getSymbol(), c->str_value);
+    for (TerminalNode* t : toks) decode_plain(t->getSymbol(), c->set_str_value());
     return finish(std::move(c));
   }
   auto f = make_node<FString>(span);

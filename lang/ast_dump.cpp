@@ -190,7 +190,7 @@ class Dumper {
           case ConstKind::Ellipsis: v = "..."; break;
           case ConstKind::Int: v = std::to_string(c->int_value); break;
           case ConstKind::Float: v = float_repr(c->float_value); break;
-          case ConstKind::Str: v = python_repr(c->str_value); break;
+          case ConstKind::Str: v = python_repr(c->str_value()); break;
         }
         line(depth, "Constant " + v + " " + at);
         return;

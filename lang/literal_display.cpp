@@ -28,11 +28,36 @@ ExprPtr negate(const Span& minus, ExprPtr operand) {
 bool opens(size_t t) { return t == G::OPEN_PAREN || t == G::OPEN_BRACK || t == G::OPEN_BRACE; }
 bool closes(size_t t) { return t == G::CLOSE_PAREN || t == G::CLOSE_BRACK || t == G::CLOSE_BRACE; }
 
+// The number of elements of the display from `open` to `close`, so that its
+// vector is made once at its final size (a million-element literal has no
+// doubled vector's slack, nor a copy to shrink it).
+size_t element_count(const PackedTokenStream& tokens, size_t open, size_t close) {
+  size_t n = 0;
+  bool expect = true;
+  for (size_t i = open + 1; i < close; ++i) {
+    size_t t = tokens.raw_type(i);
+    if (t == G::COMMA) {
+      expect = true;
+      continue;
+    }
+    if (expect) ++n;
+    expect = false;
+    if (opens(t)) {
+      for (int level = 1; level > 0;) {
+        size_t u = tokens.raw_type(++i);
+        level += opens(u) ? 1 : closes(u) ? -1 : 0;
+      }
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 ExprPtr AstBuilder::literal_display(size_t open, size_t close, int& depth) {
   const PackedTokenStream& tokens = *collapsed_;
   std::vector<ExprPtr> elts;
+  elts.reserve(element_count(tokens, open, close));
   int deepest = 0;
   for (size_t i = open + 1; i < close; ++i) {
     size_t type = tokens.raw_type(i);
@@ -87,7 +112,6 @@ ExprPtr AstBuilder::literal_display(size_t open, size_t close, int& depth) {
   }
   depth = deepest + 1;
   Span span = Span::merge(tokens.raw_span(open), tokens.raw_span(close));
-  elts.shrink_to_fit();
   switch (tokens.raw_type(open)) {
     case G::OPEN_BRACK: {
       auto l = make_node<List>(span);

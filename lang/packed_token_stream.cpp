@@ -1,7 +1,9 @@
 #include "lang/packed_token_stream.h"
 
 #include "MSLParser.h"
+#include "lang/source_char_stream.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 #include <stdexcept>
@@ -33,6 +35,12 @@ size_t widen(uint32_t v) { return v == kNone ? std::numeric_limits<size_t>::max(
 
 PackedTokenStream::PackedTokenStream(antlr4::TokenSource* source)
     : source_(source), input_(source->getInputStream()) {
+  if (auto* chars = dynamic_cast<SourceCharStream*>(input_)) {
+    line_starts_.push_back(0);
+    for (size_t i = 0, n = chars->size(); i < n; ++i)
+      if (chars->at(i) == '\n') line_starts_.push_back(narrow(i + 1));
+    line_starts_.shrink_to_fit();
+  }
   for (;;) {
     std::unique_ptr<Token> t = source->nextToken();
     auto* common = dynamic_cast<CommonToken*>(t.get());
@@ -40,8 +48,9 @@ PackedTokenStream::PackedTokenStream(antlr4::TokenSource* source)
     Packed p;
     p.start = narrow(t->getStartIndex());
     p.stop = narrow(t->getStopIndex());
-    p.line = narrow(t->getLine());
-    p.col = narrow(t->getCharPositionInLine());
+    uint32_t line = narrow(t->getLine()), col = narrow(t->getCharPositionInLine()), dline, dcol;
+    if (!derived_position(p.start, dline, dcol) || dline != line || dcol != col)
+      positions_.emplace(narrow(packed_.size()), std::make_pair(line, col));
     size_t type = t->getType();
     if (type != Token::EOF && type >= kEofType) throw std::logic_error("token type out of range");
     p.type = type == Token::EOF ? kEofType : static_cast<uint16_t>(type);
@@ -65,7 +74,6 @@ PackedTokenStream::PackedTokenStream(antlr4::TokenSource* source)
     packed_.push_back(p);
     if (type == Token::EOF) break;
   }
-  packed_.shrink_to_fit();
   find_displays();
   find_blocks();
 }
@@ -210,10 +218,11 @@ std::string PackedTokenStream::raw_text(size_t index) const {
 }
 
 Span PackedTokenStream::raw_span(size_t index) const {
-  const Packed& p = packed_[index];
+  uint32_t line, col;
+  position(index, line, col);
   Span s;
-  s.line = s.end_line = p.line;
-  s.col = p.col + 1;
+  s.line = s.end_line = line;
+  s.col = col + 1;
   uint32_t length = 0;
   for (char c : raw_text(index)) length += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   s.end_col = s.col + (length == 0 ? 1 : length);
@@ -226,8 +235,10 @@ Token* PackedTokenStream::make(size_t index) const {
   size_t type = p.type == kEofType ? Token::EOF : p.type;
   auto t = std::make_unique<CommonToken>(std::make_pair(source_, in), type, Token::DEFAULT_CHANNEL, widen(p.start),
                                          widen(p.stop));
-  t->setLine(p.line);
-  t->setCharPositionInLine(p.col);
+  uint32_t line, col;
+  position(index, line, col);
+  t->setLine(line);
+  t->setCharPositionInLine(col);
   t->setTokenIndex(index);
   if (p.flags & kHasText) t->setText(texts_.at(index));
   Token* raw = t.get();
@@ -245,8 +256,10 @@ Token* PackedTokenStream::get(size_t index) const {
     auto t = std::make_unique<CommonToken>(std::make_pair(source_, static_cast<antlr4::CharStream*>(nullptr)),
                                            pass ? G::PASS : G::NEWLINE, Token::DEFAULT_CHANNEL, widen(p.start),
                                            widen(p.stop));
-    t->setLine(p.line);
-    t->setCharPositionInLine(p.col);
+    uint32_t line, col;
+    position(index, line, col);
+    t->setLine(line);
+    t->setCharPositionInLine(col);
     t->setTokenIndex(index);
     t->setText(pass ? "pass" : "\n");
     Token* raw = t.get();
@@ -261,6 +274,24 @@ Token* PackedTokenStream::get(size_t index) const {
 void PackedTokenStream::release_tokens() {
   decltype(made_)().swap(made_);
   decltype(made_standins_)().swap(made_standins_);
+}
+
+bool PackedTokenStream::derived_position(uint32_t start, uint32_t& line, uint32_t& col) const {
+  if (line_starts_.empty() || start == kNone) return false;
+  auto after = std::upper_bound(line_starts_.begin(), line_starts_.end(), start);
+  line = static_cast<uint32_t>(after - line_starts_.begin());
+  col = start - *(after - 1);
+  return true;
+}
+
+void PackedTokenStream::position(size_t index, uint32_t& line, uint32_t& col) const {
+  auto found = positions_.find(static_cast<uint32_t>(index));
+  if (found != positions_.end()) {
+    line = found->second.first;
+    col = found->second.second;
+    return;
+  }
+  derived_position(packed_[index].start, line, col);
 }
 
 size_t PackedTokenStream::type_at(size_t index) const {

@@ -3,7 +3,7 @@
 // ANTLR's CommonTokenStream keeps one heap-allocated CommonToken per token
 // for the whole parse (about 100 bytes each, 50-100 bytes per source byte).
 // This stream lexes everything up front too (the lexer's diagnostics must all
-// be known before the parser's are merged), but keeps each token as a 20-byte
+// be known before the parser's are merged), but keeps each token as a 12-byte
 // record and makes the CommonToken the parser asks for on demand. The parser
 // driver calls release_tokens() between top-level statements, once nothing
 // points at the tokens of the statements before, so only one statement's
@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,6 +54,10 @@ class PackedTokenStream : public antlr4::TokenStream {
   // Frees the token objects made so far; tokens are made again if asked for.
   // No Token* obtained before may be used after.
   void release_tokens();
+
+  // The parser will not look at tokens before `index` again (but for a
+  // few before it): their storage may be freed.
+  void release_before(size_t index) { packed_.release_before(index); }
 
   // Literal displays and blocks (see above): shown collapsed while on.
   void set_collapse(bool on) { collapse_ = on; }
@@ -92,14 +97,45 @@ class PackedTokenStream : public antlr4::TokenStream {
   std::string getText(antlr4::Token* start, antlr4::Token* stop) override;
 
  private:
-  // One token: its fields as CommonToken holds them. Offsets and positions
+  // One token: its fields as CommonToken holds them, in 12 bytes. Offsets
   // are 32-bit (sources are limited to 4 GiB); start/stop of kNone mean
-  // "none" (synthetic tokens at offset 0 end at -1).
+  // "none" (synthetic tokens at offset 0 end at -1). The line and column
+  // are those of `start` (line_starts_), except for the tokens in
+  // positions_ (synthetic ones, an embedded expression's).
   struct Packed {
-    uint32_t start, stop, line, col;
+    uint32_t start, stop;
     uint16_t type;
     uint8_t flags;
   };
+  // The tokens in chunks of kChunk: no doubled vector's slack or copy while
+  // lexing, and the chunks the parser has left behind can be freed.
+  class Chunks {
+   public:
+    static constexpr size_t kShift = 14, kChunk = size_t(1) << kShift;
+    size_t size() const { return size_; }
+    Packed& operator[](size_t i) { return chunk(i)[i & (kChunk - 1)]; }
+    const Packed& operator[](size_t i) const { return chunk(i)[i & (kChunk - 1)]; }
+    void push_back(const Packed& p) {
+      if ((size_ & (kChunk - 1)) == 0) chunks_.push_back(std::make_unique<Packed[]>(kChunk));
+      chunks_.back()[size_ & (kChunk - 1)] = p;
+      ++size_;
+    }
+    // Frees the chunks that end at least a chunk before `index`.
+    void release_before(size_t index) {
+      for (size_t c = released_; (c + 2) * kChunk <= index && c + 1 < chunks_.size(); c = ++released_)
+        chunks_[c].reset();
+    }
+
+   private:
+    Packed* chunk(size_t i) const {
+      Packed* c = chunks_[i >> kShift].get();
+      if (c == nullptr) throw std::logic_error("token " + std::to_string(i) + " was released");
+      return c;
+    }
+    std::vector<std::unique_ptr<Packed[]>> chunks_;
+    size_t size_ = 0, released_ = 0;
+  };
+
   static constexpr uint8_t kHasInput = 1;  // text read from the input stream
   static constexpr uint8_t kHasText = 2;   // text in texts_ (differs from the input)
   static constexpr uint8_t kDisplayOpen = 4;   // opens a literal display (in close_of_open_)
@@ -109,6 +145,10 @@ class PackedTokenStream : public antlr4::TokenStream {
   static constexpr uint16_t kEofType = 0xffff;
 
   size_t type_at(size_t index) const;
+  // The token's line (1-based) and column (0-based), as the lexer set them.
+  void position(size_t index, uint32_t& line, uint32_t& col) const;
+  // The line and column of character `start` (false when unknown).
+  bool derived_position(uint32_t start, uint32_t& line, uint32_t& col) const;
   antlr4::Token* make(size_t index) const;
   void find_displays();
   void find_blocks();
@@ -122,8 +162,10 @@ class PackedTokenStream : public antlr4::TokenStream {
 
   antlr4::TokenSource* source_;
   antlr4::CharStream* input_;
-  std::vector<Packed> packed_;
+  Chunks packed_;
   std::unordered_map<size_t, std::string> texts_;  // explicit texts, by token index (rare)
+  std::vector<uint32_t> line_starts_;  // the character index where each line starts
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> positions_;  // (line, col) not derived from start
   std::unordered_map<uint32_t, uint32_t> close_of_open_, open_of_close_;
   std::unordered_map<uint32_t, uint32_t> last_of_first_, first_of_last_;
   std::unordered_set<uint32_t> expanded_;

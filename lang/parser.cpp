@@ -4,7 +4,9 @@
 //  1. Refuse text that is not UTF-8 or holds NUL bytes (one diagnostic).
 //  2. Lex everything up front (IndentLexer), so every lexical error is known
 //     before the parser decides which of its own errors are consequences.
-//     The tokens are kept packed (PackedTokenStream), 20 bytes each.
+//     The lexer reads the text in place when it is ASCII (SourceCharStream);
+//     the tokens are kept packed (PackedTokenStream), 12 bytes each, and
+//     those of the statements already built are freed as the loop goes on.
 //  3. Parse one top-level statement at a time, each first with SLL prediction
 //     and a bail-out error strategy (fast, exact when it succeeds), and only
 //     on failure again with full LL and SyntaxErrorStrategy, which reports and
@@ -34,8 +36,13 @@
 #include "lang/ast_builder.h"
 #include "lang/indent_lexer.h"
 #include "lang/packed_token_stream.h"
+#include "lang/source_char_stream.h"
 #include "lang/syntax_errors.h"
 #include "lang/utf8.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace msl {
 
@@ -72,7 +79,7 @@ class DepthGuard : public antlr4::tree::ParseTreeListener {
 // Everything one parse needs, in construction order.
 struct Session {
   Session(const SourcePtr& source, const std::string& text, IndentLexer::Options options)
-      : input(text), lexer(&input, source, options), tokens(&lexer), parser(&tokens) {
+      : input(text, {}), lexer(&input, source, options), tokens(&lexer), parser(&tokens) {
     parser.removeErrorListeners();
     parser.addParseListener(&guard);
   }
@@ -83,7 +90,7 @@ struct Session {
     parser.getTreeTracker().reset();
     tokens.release_tokens();
   }
-  antlr4::ANTLRInputStream input;
+  SourceCharStream input;
   IndentLexer lexer;
   PackedTokenStream tokens;
   G parser;
@@ -311,6 +318,8 @@ ParseResult parse_module_impl(const SourcePtr& source, RawErrors* raw = nullptr)
       } else {
         s.tokens.seek(next);
       }
+      // Nothing seeks back before this statement: free the tokens behind it.
+      s.tokens.release_before(start);
     }
   } catch (const NestingTooDeep& e) {
     syntax.push_back(too_deep(source, e.at));
@@ -372,9 +381,22 @@ ast::ExprPtr parse_embedded_expression(const SourcePtr& source, const std::strin
   return parse_expression_text(source, text, options, fstring_depth, *errors);
 }
 
+// After parsing a large source: hand the freed token storage back to the
+// system (glibc keeps freed memory inside its heap, where later allocations
+// too large for it cannot use it, and the peak would count it twice).
+void trim_after(const SourcePtr& source) {
+#ifdef __GLIBC__
+  if (source->text().size() >= (size_t(1) << 18)) malloc_trim(0);
+#else
+  (void)source;
+#endif
+}
+
 ParseResult parse_module(SourcePtr source) {
   try {
-    return parse_module_impl(source);
+    ParseResult r = parse_module_impl(source);
+    trim_after(source);
+    return r;
   } catch (const std::exception& e) {
     ParseResult r;
     r.errors.push_back(internal_error(source, e.what()));

@@ -1,5 +1,7 @@
 #include "lang/source.h"
 
+#include <algorithm>
+
 namespace msl {
 
 namespace {
@@ -23,6 +25,9 @@ void to_universal_newlines(std::string& text) {
 
 SourceFile::SourceFile(std::string name, std::string text) : name_(std::move(name)), text_(std::move(text)) {
   to_universal_newlines(text_);
+  // Exactly one entry a line: a script of a million short lines holds no
+  // slack of a doubled vector.
+  line_starts_.reserve(1 + static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n')));
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i) {
     if (text_[i] == '\n') line_starts_.push_back(i + 1);

@@ -33,6 +33,7 @@ struct Scope {
   std::map<std::string, uint32_t> slots;
   std::vector<std::string> slot_order;
   bool uses_super = false;
+  size_t index = 0;  // in Collector::scopes
   Span span;
   std::map<std::string, Span> decl_span;  // where each global/nonlocal was declared
   Span decl(const std::string& n) const {
@@ -100,6 +101,7 @@ class Collector {
   Scope* new_scope(Scope::Kind k, Scope* parent, const void* key, std::string name, Span span) {
     scopes.push_back(std::make_unique<Scope>());
     Scope* s = scopes.back().get();
+    s->index = scopes.size() - 1;
     s->kind = k;
     s->parent = parent;
     s->name = std::move(name);
@@ -502,8 +504,9 @@ class Analyzer {
 
 class Generator {
  public:
-  Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src, std::shared_ptr<const ast::Module> owner)
-      : I_(I), c_(c), mod_(mod), src_(std::move(src)), owner_(std::move(owner)) {}
+  Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src, std::shared_ptr<const ast::Module> owner,
+            ast::Module* release = nullptr)
+      : I_(I), c_(c), mod_(mod), src_(std::move(src)), owner_(std::move(owner)), release_(release) {}
 
   std::shared_ptr<FuncCode> module(const ast::Module& m, CompileMode mode) {
     mode_ = mode;
@@ -519,7 +522,10 @@ class Generator {
         n->span = st.span;
         stmts.push_back(std::move(n));
       } else {
+        size_t kept_before = keeps_ast_;
         stmts.push_back(stmt(st));
+        // No function's code points into this statement: its AST is done.
+        if (release_ == &m && keeps_ast_ == kept_before) release_->body[i].reset();
       }
     }
     code->body = nodes::block(std::move(stmts));
@@ -532,6 +538,8 @@ class Generator {
   msl::Module* mod_;
   SourcePtr src_;
   std::shared_ptr<const ast::Module> owner_;
+  ast::Module* release_;   // the module whose top-level statements are freed once compiled, if any
+  size_t keeps_ast_ = 0;   // codes made that keep owner_ (and point into its statements)
   const ast::FunctionDef* pending_def_ = nullptr;  // the def function() is compiling
   const ast::Lambda* lambda_expr_ = nullptr;        // the lambda function() is compiling
   Scope* cur_ = nullptr;
@@ -540,6 +548,14 @@ class Generator {
   std::vector<std::string> qual_;  // enclosing class/function names for qualnames
 
   Ref<Str> intern(const std::string& s) { return Ref<Str>(I_.intern(s)); }
+
+  // The scope of `key` (a def, lambda or class) after its code was
+  // generated: nothing asks for it again, so it is freed at once (a huge
+  // script's scopes and executable nodes do not all exist together).
+  void done_with(const void* key, Scope& s) {
+    c_.scope_of.erase(key);
+    c_.scopes[s.index].reset();
+  }
 
   std::shared_ptr<FuncCode> new_code(Scope& s, const std::string& name, const std::string& qualname) {
     auto code = std::make_shared<FuncCode>();
@@ -630,13 +646,14 @@ class Generator {
     if (body.empty() || body[0]->kind != StmtKind::Expr) return nullptr;
     const Expr& e = *body[0]->as<ast::ExprStmt>()->value;
     if (e.kind != ExprKind::Constant || e.as<ast::Constant>()->value_kind != ConstKind::Str) return nullptr;
-    return Ref<Str>(new Str(e.as<ast::Constant>()->str_value));
+    return Ref<Str>(new Str(e.as<ast::Constant>()->str_value()));
   }
 
   ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body,
                        const Expr* lambda_body, const Span& span) {
     auto code = new_code(child, name, qualname(name));
     if (owner_) {
+      ++keeps_ast_;
       code->ast = owner_;
       code->def = std::exchange(pending_def_, nullptr);
       if (!body) code->lambda = lambda_expr_;
@@ -770,6 +787,7 @@ class Generator {
         Scope& child = *c_.scope_of.at(d);
         pending_def_ = d;
         ExprNodePtr fn = function(child, d->name, d->params, &d->body, nullptr, d->span);
+        done_with(d, child);
         fn = decorate(d->decorators, std::move(fn));
         std::vector<ExprNodePtr> targets;
         targets.push_back(name_ref(d->name, d->name_span));
@@ -789,6 +807,7 @@ class Generator {
           qual_.pop_back();
         }
         int cell = child.cells.count("__class__") ? static_cast<int>(child.slots.at("__class__")) : -1;
+        done_with(c, child);
         ExprNodePtr cls = with_span(
             nodes::make_class(intern(c->name), std::move(base), std::move(code), std::move(closure), cell), c->span);
         cls = decorate(c->decorators, std::move(cls));
@@ -893,10 +912,22 @@ class Generator {
       case ConstKind::False: return Value::boolean(false);
       case ConstKind::Int: return Value::integer(c.int_value);
       case ConstKind::Float: return Value::number(c.float_value);
-      case ConstKind::Str: return I_.str(c.str_value);
+      case ConstKind::Str: return I_.str(c.str_value());
       case ConstKind::Ellipsis: return I_.ellipsis;
     }
     return Value();
+  }
+
+  // A display of constants only, as one node holding their values; null
+  // for any other (and for small ones, where a node per element is as cheap).
+  ExprNodePtr const_display(const std::vector<ExprPtr>& elts, bool is_list) {
+    if (elts.size() < 8) return nullptr;
+    for (auto& x : elts)
+      if (x->kind != ExprKind::Constant) return nullptr;
+    std::vector<Value> items;
+    items.reserve(elts.size());
+    for (auto& x : elts) items.push_back(constant(*x->as<ast::Constant>()));
+    return nodes::const_display(is_list, std::move(items));
   }
 
   ExprNodePtr expr(const Expr& e) {
@@ -911,11 +942,13 @@ class Generator {
       case ExprKind::Constant: return nodes::constant(constant(*e.as<ast::Constant>()));
       case ExprKind::FString: return nodes::fstring(fparts(e.as<ast::FString>()->parts));
       case ExprKind::Tuple: {
+        if (ExprNodePtr n = const_display(e.as<ast::Tuple>()->elts, false)) return n;
         std::vector<ExprNodePtr> elts;
         for (auto& x : e.as<ast::Tuple>()->elts) elts.push_back(expr(*x));
         return nodes::tuple(std::move(elts));
       }
       case ExprKind::List: {
+        if (ExprNodePtr n = const_display(e.as<ast::List>()->elts, true)) return n;
         std::vector<ExprNodePtr> elts;
         for (auto& x : e.as<ast::List>()->elts) elts.push_back(expr(*x));
         return nodes::list(std::move(elts));
@@ -999,7 +1032,10 @@ class Generator {
       case ExprKind::Lambda: {
         auto* l = e.as<ast::Lambda>();
         lambda_expr_ = l;
-        return function(*c_.scope_of.at(l), "<lambda>", l->params, nullptr, l->body.get(), l->span);
+        Scope& child = *c_.scope_of.at(l);
+        ExprNodePtr fn = function(child, "<lambda>", l->params, nullptr, l->body.get(), l->span);
+        done_with(l, child);
+        return fn;
       }
       case ExprKind::Starred: return nodes::starred(expr(*e.as<ast::Starred>()->value));
     }
@@ -1009,13 +1045,15 @@ class Generator {
 
 }  // namespace
 
-std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
-                                         std::shared_ptr<const ast::Module> owner) {
+namespace {
+
+std::shared_ptr<FuncCode> compile(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
+                                  std::shared_ptr<const ast::Module> owner, ast::Module* release) {
   try {
     Collector c;
     c.run(m);
     Analyzer(c).run();
-    return Generator(I, c, mod, m.source, std::move(owner)).module(m, mode);
+    return Generator(I, c, mod, m.source, std::move(owner), release).module(m, mode);
   } catch (CompileError& e) {
     Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
     ExceptionObj* x = exc.as<ExceptionObj>();
@@ -1027,6 +1065,18 @@ std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::M
     x->need_location = false;
     throw MslError{exc};
   }
+}
+
+}  // namespace
+
+std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
+                                         std::shared_ptr<const ast::Module> owner) {
+  return compile(I, m, mod, mode, std::move(owner), nullptr);
+}
+
+std::shared_ptr<FuncCode> compile_module_once(Interp& I, const std::shared_ptr<ast::Module>& m, msl::Module* mod,
+                                              CompileMode mode) {
+  return compile(I, *m, mod, mode, m, m.get());
 }
 
 }  // namespace msl

@@ -5,6 +5,9 @@
 #include <pthread.h>
 #include <cstdlib>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -489,9 +492,14 @@ Value Interp::run_source(SourcePtr source, Ref<Module> module) {
     module->file = source->name();
     module->set(names_->__file__, str(module->file));
   }
-  auto ast = parse_or_raise(*this, source, false);
-  std::shared_ptr<const ast::Module> owner(std::move(ast));
-  auto code = compile_module(*this, *owner, module.get(), CompileMode::File, owner);
+  std::shared_ptr<ast::Module> owner = parse_or_raise(*this, source, false);
+  auto code = compile_module_once(*this, owner, module.get(), CompileMode::File);
+  owner.reset();  // what is left of it, the functions' code holds
+#ifdef __GLIBC__
+  // The freed AST of a large script goes back to the system, not only to
+  // glibc's heap, where the program's large allocations could not use it.
+  if (source->text().size() >= (size_t(1) << 18)) malloc_trim(0);
+#endif
   Value result = run_module_code(*this, code, module.get());
   run_finalizers();  // of what the last statements released
   return result;

@@ -18,6 +18,9 @@ ExprNodePtr class_name(Ref<Str> name, ExprNodePtr fallback);
 
 ExprNodePtr tuple(std::vector<ExprNodePtr> elts);
 ExprNodePtr list(std::vector<ExprNodePtr> elts);
+// A list (or tuple) display of constant elements: a new container of `items`
+// on each evaluation.
+ExprNodePtr const_display(bool is_list, std::vector<Value> items);
 ExprNodePtr set(std::vector<ExprNodePtr> elts);
 ExprNodePtr dict(std::vector<ExprNodePtr> keys, std::vector<ExprNodePtr> values);  // null key: **m
 ExprNodePtr starred(ExprNodePtr value);

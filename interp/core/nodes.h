@@ -138,6 +138,14 @@ enum class CompileMode {
 std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, Module* mod, CompileMode mode,
                                          std::shared_ptr<const ast::Module> owner = nullptr);
 
+// compile_module with `m` as the owner, for a module compiled once and read
+// by nothing else afterwards: each top-level statement that no function's
+// code points into (no def or lambda in it) is freed as soon as it is
+// compiled, so that a huge script's AST and its executable nodes do not all
+// exist at once. Its body holds null statements afterwards.
+std::shared_ptr<FuncCode> compile_module_once(Interp& I, const std::shared_ptr<ast::Module>& m, Module* mod,
+                                              CompileMode mode);
+
 // Runs module-level code in `mod`; adds the <module> traceback frame on error.
 Value run_module_code(Interp& I, const std::shared_ptr<FuncCode>& code, Module* mod);
 

@@ -298,6 +298,24 @@ struct ListNode final : ExprNode {
   }
 };
 
+// A list or tuple display whose elements are all constants: the values
+// themselves (16 bytes an element, where a node per element takes 56), so
+// a literal of a million numbers compiles into one node.
+struct ConstDisplayNode final : ExprNode {
+  bool is_list = true;
+  std::vector<Value> items;
+  Value eval(Frame&) override {
+    if (is_list) {
+      auto l = make<List>();
+      l->items = items;
+      return l.value();
+    }
+    auto t = make<Tuple>();
+    t->items = items;
+    return t.value();
+  }
+};
+
 struct SetNode final : ExprNode {
   std::vector<ExprNodePtr> elts;
   Value eval(Frame& f) override {
@@ -1014,6 +1032,12 @@ ExprNodePtr tuple(std::vector<ExprNodePtr> elts) {
 ExprNodePtr list(std::vector<ExprNodePtr> elts) {
   auto n = node<ListNode>();
   n->elts = std::move(elts);
+  return n;
+}
+ExprNodePtr const_display(bool is_list, std::vector<Value> items) {
+  auto n = node<ConstDisplayNode>();
+  n->is_list = is_list;
+  n->items = std::move(items);
   return n;
 }
 ExprNodePtr set(std::vector<ExprNodePtr> elts) {

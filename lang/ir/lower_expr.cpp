@@ -159,7 +159,7 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
         case ast::ConstKind::False: return constant(false, e.span);
         case ast::ConstKind::Int: return constant(c->int_value, e.span);
         case ast::ConstKind::Float: return constant(c->float_value, e.span);
-        case ast::ConstKind::Str: return constant(c->str_value, e.span);
+        case ast::ConstKind::Str: return constant(c->str_value(), e.span);
         case ast::ConstKind::Ellipsis: unsupported(e.span, "'...'");
       }
       break;
@@ -309,10 +309,10 @@ kernels::AttrValue FnLowerer::attr_value(const ast::Expr& e, const std::string& 
   if (kind == "bool" && global(e, r) && std::holds_alternative<bool>(r.value)) return std::get<bool>(r.value);
   if (kind == "int" && int_of(e, i)) return i;
   if (kind == "float" && float_of(e, d)) return d;
-  if (kind == "str" && c && c->value_kind == ast::ConstKind::Str) return c->str_value;
+  if (kind == "str" && c && c->value_kind == ast::ConstKind::Str) return c->str_value();
   if (kind == "dtype") {
     kernels::DType dt;
-    if (c && c->value_kind == ast::ConstKind::Str && kernels::parse_dtype(c->str_value, dt)) return dt;
+    if (c && c->value_kind == ast::ConstKind::Str && kernels::parse_dtype(c->str_value(), dt)) return dt;
     if (resolve_ && global(e, r) && r.dtype) return *r.dtype;
   }
   if (kind == "ints") {
