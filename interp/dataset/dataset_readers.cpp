@@ -150,13 +150,13 @@ Tensor read_idx(const std::string& path) {
     uint64_t at = in.pos();
     in.read(b, 4, "a dimension");
     uint32_t d = big_endian(b);
-    total *= d;
-    nonzero *= d ? d : 1;
+    // (A product past 2^64 counts as too large, not as what it wraps to.)
+    bool overflow = __builtin_mul_overflow(total, d, &total) | __builtin_mul_overflow(nonzero, d ? d : 1, &nonzero);
     // 8 GiB: far above any IDX data set, low enough that a corrupt header
     // fails here rather than in the allocator. The dimensions other than 0
     // count too: an empty tensor's strides are their product, which must
     // not overflow ([0, 2^32 - 1, 2^32 - 1, 2^32 - 1]).
-    if (nonzero > (uint64_t{1} << 33))
+    if (overflow || nonzero > (uint64_t{1} << 33))
       throw DatasetError(
           fmt::format("'{}': IDX dimension {} = {} at byte {} makes the data implausibly large", path, i, d, at));
     shape.push_back(d);

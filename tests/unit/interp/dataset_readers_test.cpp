@@ -72,6 +72,11 @@ TEST_CASE("an IDX header whose dimensions other than 0 multiply past 8 GiB is re
   CHECK(idx_error(dir / "empty-idx3-ubyte") ==
         "'" + (dir / "empty-idx3-ubyte") +
             "': IDX dimension 2 = 4294967295 at byte 12 makes the data implausibly large");
+  // 2^31 x 4 x 2^31 wraps to 0 in 64 bits (found by fuzzing): too large, not empty.
+  write(dir / "wraps-idx3-ubyte", idx_header({0x80000000u, 4, 0x80000000u}), false);
+  CHECK(idx_error(dir / "wraps-idx3-ubyte") ==
+        "'" + (dir / "wraps-idx3-ubyte") +
+            "': IDX dimension 2 = 2147483648 at byte 12 makes the data implausibly large");
   write(dir / "fine-idx3-ubyte", idx_header({0, 28, 28}), false);
   CHECK(dataset::read_idx(dir / "fine-idx3-ubyte").shape() == kernels::Dims{0, 28, 28});
 }
