@@ -4,7 +4,6 @@
 // rounding of oneDNN's float arithmetic; training and inference, ranks 2 to
 // 4, parameters in float32 and float64; and every text compiles with NVRTC.
 #include <doctest/doctest.h>
-#include <fmt/format.h>
 
 #include <cmath>
 #include <random>
@@ -14,6 +13,7 @@
 #include "kernels/cuda/batch_norm_cuda.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+#include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
@@ -41,35 +41,16 @@ const char* c_type(DType t) { return t == DType::Float32 ? "float" : "double"; }
 
 // Host-emulation callers: every kernel takes its pointers and the msl_bn by value.
 std::string launcher(BnKernel k, DType x, DType p) {
-  std::string name = cuda::bn_kernel_name(k, x, p);
-  const char *X = c_type(x), *P = c_type(p);
-  std::string call;
+  std::string X = c_type(x), P = c_type(p);
+  std::string cx = "const " + X + "*", cp = "const " + P + "*";
+  std::vector<std::string> types;
   switch (k) {
-    case BnKernel::Stats:
-      call = fmt::format("{}(*(long long*)a[0], *(const {X}**)a[1], *(const {P}**)a[2], *(const {P}**)a[3], *(const {P}**)a[4], "
-                         "*(const {P}**)a[5], *({P}**)a[6], *({P}**)a[7], *(double**)a[8], *(msl_bn*)a[9])",
-                         name, fmt::arg("X", X), fmt::arg("P", P));
-      break;
-    case BnKernel::Apply:
-      call = fmt::format("{}(*(long long*)a[0], *(const {X}**)a[1], *({X}**)a[2], *(const double**)a[3], *(msl_bn*)a[4])",
-                         name, fmt::arg("X", X));
-      break;
-    case BnKernel::GradSums:
-      call = fmt::format("{}(*(long long*)a[0], *(const {X}**)a[1], *(const {X}**)a[2], *(const {P}**)a[3], *(const {P}**)a[4], "
-                         "*(const {P}**)a[5], *({P}**)a[6], *({P}**)a[7], *(double**)a[8], *(msl_bn*)a[9])",
-                         name, fmt::arg("X", X), fmt::arg("P", P));
-      break;
-    case BnKernel::GradApply:
-      call = fmt::format("{}(*(long long*)a[0], *(const {X}**)a[1], *(const {X}**)a[2], *({X}**)a[3], *(const double**)a[4], "
-                         "*(msl_bn*)a[5])",
-                         name, fmt::arg("X", X));
-      break;
+    case BnKernel::Stats: types = {"long long", cx, cp, cp, cp, cp, P + "*", P + "*", "double*", "msl_bn"}; break;
+    case BnKernel::Apply: types = {"long long", cx, X + "*", "const double*", "msl_bn"}; break;
+    case BnKernel::GradSums: types = {"long long", cx, cx, cp, cp, cp, P + "*", P + "*", "double*", "msl_bn"}; break;
+    case BnKernel::GradApply: types = {"long long", cx, cx, X + "*", "const double*", "msl_bn"}; break;
   }
-  return "extern \"C\" void run_" + name +
-         "(unsigned blocks, unsigned threads, void** a) {\n"
-         "  for (unsigned b = 0; b < blocks; ++b)\n    for (unsigned t = 0; t < threads; ++t) {\n"
-         "      msl_set_thread(blocks, threads, b, t);\n      " +
-         call + ";\n    }\n}\n";
+  return msl::test::emulated_launcher(cuda::bn_kernel_name(k, x, p), types);
 }
 
 using Launcher = void(unsigned, unsigned, void**);

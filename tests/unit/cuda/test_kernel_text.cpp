@@ -22,6 +22,7 @@
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+#include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
@@ -125,19 +126,10 @@ bool same_bits(float a, float b) {
 // The host-emulation call of an elementwise kernel: n, then each input (a
 // pointer or a float by value), the outputs and the sums.
 std::string elementwise_launcher(const EwProgram& p, const std::string& name, uint64_t by_value) {
-  std::string call = name + "(*(long long*)args[0]";
-  int k = 1;
-  for (int i = 0; i < p.num_inputs; ++i, ++k)
-    call += (by_value >> i & 1 ? ", *(float*)args[" : ", *(const float**)args[") + std::to_string(k) + "]";
-  for (size_t i = 0; i < p.outputs.size() + p.reductions.size(); ++i, ++k)
-    call += ", *(float**)args[" + std::to_string(k) + "]";
-  call += ")";
-  return "extern \"C\" void run_" + name +
-         "(unsigned blocks, unsigned threads, void** args) {\n"
-         "  for (unsigned b = 0; b < blocks; ++b)\n"
-         "    for (unsigned t = 0; t < threads; ++t) {\n"
-         "      msl_set_thread(blocks, threads, b, t);\n      " +
-         call + ";\n    }\n}\n";
+  std::vector<std::string> types{"long long"};
+  for (int i = 0; i < p.num_inputs; ++i) types.push_back(by_value >> i & 1 ? "float" : "const float*");
+  for (size_t i = 0; i < p.outputs.size() + p.reductions.size(); ++i) types.push_back("float*");
+  return msl::test::emulated_launcher(name, types);
 }
 
 using Launcher = void(unsigned, unsigned, void**);
@@ -252,14 +244,9 @@ TEST_CASE("copy kernels of every dtype pair convert as the CPU does, over stride
   for (DType d : kDTypes)
     for (DType s : kDTypes) {
       source += cuda::copy_kernel(d, s);
-      std::string name = cuda::copy_kernel_name(d, s);
-      source += "extern \"C\" void run_" + name +
-                "(unsigned blocks, unsigned threads, void** args) {\n"
-                "  for (unsigned b = 0; b < blocks; ++b)\n"
-                "    for (unsigned t = 0; t < threads; ++t) {\n"
-                "      msl_set_thread(blocks, threads, b, t);\n"
-                "      " + name + "(*(long long*)args[0], *(" + cuda::cuda_type_name(d) + "**)args[1], *(const " +
-                cuda::cuda_type_name(s) + "**)args[2], *(msl_geometry*)args[3]);\n    }\n}\n";
+      source += msl::test::emulated_launcher(
+          cuda::copy_kernel_name(d, s), {"long long", std::string(cuda::cuda_type_name(d)) + "*",
+                                         "const " + std::string(cuda::cuda_type_name(s)) + "*", "msl_geometry"});
     }
   msl::test::HostModule module(source);
   const int64_t m = static_cast<int64_t>(std::size(kCopyValues));

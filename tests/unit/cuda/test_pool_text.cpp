@@ -6,7 +6,6 @@
 // count_include_pad windows; float32 and float64; and every text compiles
 // with NVRTC.
 #include <doctest/doctest.h>
-#include <fmt/format.h>
 
 #include <cmath>
 #include <random>
@@ -16,6 +15,7 @@
 #include "kernels/cuda/pool_cuda.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+#include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
@@ -42,17 +42,11 @@ Tensor random_tensor(DType t, Dims shape, uint32_t seed) {
 
 // The host-emulation caller of a pool kernel.
 std::string launcher(PoolKernel k, DType t) {
-  std::string name = cuda::pool_kernel_name(k, t);
-  const char* T = t == DType::Float32 ? "float" : "double";
-  std::string call = k == PoolKernel::MaxBackward
-                         ? fmt::format("{}(*(long long*)a[0], *(const {}**)a[1], *(const {}**)a[2], *({}**)a[3], *(msl_pool*)a[4])",
-                                       name, T, T, T)
-                         : fmt::format("{}(*(long long*)a[0], *(const {}**)a[1], *({}**)a[2], *(msl_pool*)a[3])", name, T, T);
-  return "extern \"C\" void run_" + name +
-         "(unsigned blocks, unsigned threads, void** a) {\n"
-         "  for (unsigned b = 0; b < blocks; ++b)\n    for (unsigned t = 0; t < threads; ++t) {\n"
-         "      msl_set_thread(blocks, threads, b, t);\n      " +
-         call + ";\n    }\n}\n";
+  std::string T = t == DType::Float32 ? "float" : "double";
+  if (k == PoolKernel::MaxBackward)
+    return msl::test::emulated_launcher(cuda::pool_kernel_name(k, t),
+                                        {"long long", "const " + T + "*", "const " + T + "*", T + "*", "msl_pool"});
+  return msl::test::emulated_launcher(cuda::pool_kernel_name(k, t), {"long long", "const " + T + "*", T + "*", "msl_pool"});
 }
 
 using Launcher = void(unsigned, unsigned, void**);
