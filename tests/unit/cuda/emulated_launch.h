@@ -1,11 +1,17 @@
 // The host-emulation launcher of a kernel text (host_emulation.h): a C
 // function run_<name>(blocks, threads, args) that calls the kernel once per
 // emulated thread with its parameters read from args as cuLaunchKernel
-// reads them (args[k] points at parameter k).
+// reads them (args[k] points at parameter k); and the comparison of its
+// results with the CPU kernels'.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <cmath>
 #include <string>
 #include <vector>
+
+#include "kernels/tensor.h"
 
 namespace msl::test {
 
@@ -23,5 +29,19 @@ inline std::string emulated_launcher(const std::string& name, const std::vector<
 }
 
 using EmulatedLaunch = void(unsigned, unsigned, void**);
+
+// A kernel text's result against the CPU kernel's, element for element:
+// equal when rtol is 0, else |got - want| <= rtol * (1 + |want|).
+inline void require_matches(const kernels::Tensor& got, const kernels::Tensor& want, double rtol) {
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double x = got.item_at(i), y = want.item_at(i);
+    INFO("element " << i << ": GPU text " << x << ", CPU " << y);
+    if (rtol == 0)
+      REQUIRE(x == y);
+    else
+      REQUIRE(std::fabs(x - y) <= rtol * (1 + std::fabs(y)));
+  }
+}
 
 }  // namespace msl::test

@@ -53,19 +53,6 @@ std::string launcher(BnKernel k, DType x, DType p) {
   return msl::test::emulated_launcher(cuda::bn_kernel_name(k, x, p), types);
 }
 
-using Launcher = void(unsigned, unsigned, void**);
-
-void check_close(const Tensor& got, const Tensor& want, double rtol) {
-  REQUIRE(got.shape() == want.shape());
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    double x = got.item_at(i), y = want.item_at(i);
-    INFO("element " << i << ": GPU text " << x << ", CPU " << y);
-    if (rtol == 0)
-      REQUIRE(x == y);
-    else
-      REQUIRE(std::fabs(x - y) <= rtol * (1 + std::fabs(y)));
-  }
-}
 
 }  // namespace
 
@@ -106,12 +93,12 @@ TEST_CASE("batch-norm texts compute the CPU's batch_norm and its gradient under 
           void *xp = x.raw(), *gp = gamma.raw(), *bp = beta.raw(), *mp = mean.raw(), *vp = var.raw();
           void *mop = mo.raw(), *vop = vo.raw(), *cp = coef.data(), *yp = y.raw();
           void* sa[] = {&C, &xp, &gp, &bp, &mp, &vp, &mop, &vop, &cp, &g};
-          module.symbol<Launcher>("run_" + cuda::bn_kernel_name(BnKernel::Stats, xt, pt))(2, 2, sa);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::bn_kernel_name(BnKernel::Stats, xt, pt))(2, 2, sa);
           void* aa[] = {&count, &xp, &yp, &cp, &g};
-          module.symbol<Launcher>("run_" + cuda::bn_kernel_name(BnKernel::Apply, xt, pt))(3, 7, aa);
-          check_close(y, want[0], rtol);
-          check_close(mo, want[1], rtol);
-          check_close(vo, want[2], rtol);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::bn_kernel_name(BnKernel::Apply, xt, pt))(3, 7, aa);
+          msl::test::require_matches(y, want[0], rtol);
+          msl::test::require_matches(mo, want[1], rtol);
+          msl::test::require_matches(vo, want[2], rtol);
           if (!training) continue;
           // The gradient, with the batch statistics the forward saved.
           Tensor dy = random_tensor(xt, shape, 6, -1, 1);
@@ -122,12 +109,12 @@ TEST_CASE("batch-norm texts compute the CPU's batch_norm and its gradient under 
           void *dyp = dy.raw(), *smp = want[1].raw(), *svp = want[2].raw();
           void *dgp = dg.raw(), *dbp = db.raw(), *dxp = dx.raw();
           void* ga[] = {&C, &dyp, &xp, &gp, &smp, &svp, &dgp, &dbp, &cp, &g};
-          module.symbol<Launcher>("run_" + cuda::bn_kernel_name(BnKernel::GradSums, xt, pt))(2, 2, ga);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::bn_kernel_name(BnKernel::GradSums, xt, pt))(2, 2, ga);
           void* da[] = {&count, &dyp, &xp, &dxp, &cp, &g};
-          module.symbol<Launcher>("run_" + cuda::bn_kernel_name(BnKernel::GradApply, xt, pt))(3, 7, da);
-          check_close(dx, gwant[0], rtol == 0 ? 0 : 1e-4);
-          check_close(dg, gwant[1], rtol == 0 ? 0 : 1e-4);
-          check_close(db, gwant[2], rtol == 0 ? 0 : 1e-4);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::bn_kernel_name(BnKernel::GradApply, xt, pt))(3, 7, da);
+          msl::test::require_matches(dx, gwant[0], rtol == 0 ? 0 : 1e-4);
+          msl::test::require_matches(dg, gwant[1], rtol == 0 ? 0 : 1e-4);
+          msl::test::require_matches(db, gwant[2], rtol == 0 ? 0 : 1e-4);
         }
 }
 

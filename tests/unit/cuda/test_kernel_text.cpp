@@ -132,7 +132,6 @@ std::string elementwise_launcher(const EwProgram& p, const std::string& name, ui
   return msl::test::emulated_launcher(name, types);
 }
 
-using Launcher = void(unsigned, unsigned, void**);
 
 }  // namespace
 
@@ -173,7 +172,7 @@ TEST_CASE("rendered elementwise programs compute the CPU loop's bits under host 
     std::vector<float*> gout;
     for (auto& v : gpu) gout.push_back(v.data());
     for (auto& ptr : gout) args.push_back(&ptr);
-    module.symbol<Launcher>("run_" + cuda::cuda_kernel_name(p))(3, 64, args.data());
+    module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::cuda_kernel_name(p))(3, 64, args.data());
     for (size_t k = 0; k < n_out; ++k)
       for (size_t i = 0; i < gpu[k].size(); ++i) {
         INFO("output " << k << " element " << i << ": GPU text " << gpu[k][i] << ", CPU loop " << cpu[k][i]);
@@ -274,7 +273,7 @@ TEST_CASE("copy kernels of every dtype pair convert as the CPU does, over stride
       void* dst = got.raw();
       const void* from = static_cast<char*>(src.raw()) + (m - 1) * static_cast<int64_t>(src.itemsize());
       void* args[] = {&n, &dst, &from, &g};
-      module.symbol<Launcher>("run_" + cuda::copy_kernel_name(d, s))(2, 5, args);
+      module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::copy_kernel_name(d, s))(2, 5, args);
       for (int64_t i = 0; i < 2 * m; ++i) {
         CAPTURE(i);
         double a = want.item_at(i), b = got.item_at(i);
@@ -297,7 +296,7 @@ TEST_CASE("copy kernels of every dtype pair convert as the CPU does, over stride
     void* dst = out.raw();
     void* src = one.raw();
     void* args[] = {&n, &dst, &src, &g};
-    module.symbol<Launcher>("run_" + cuda::copy_kernel_name(d, s))(1, 1, args);
+    module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::copy_kernel_name(d, s))(1, 1, args);
     return out.item_at(0);
   };
   CHECK(convert(DType::Int8, DType::Float32, 300.7) == 127);

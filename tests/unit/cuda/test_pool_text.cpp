@@ -49,19 +49,6 @@ std::string launcher(PoolKernel k, DType t) {
   return msl::test::emulated_launcher(cuda::pool_kernel_name(k, t), {"long long", "const " + T + "*", T + "*", "msl_pool"});
 }
 
-using Launcher = void(unsigned, unsigned, void**);
-
-void check_same(const Tensor& got, const Tensor& want, double rtol) {
-  REQUIRE(got.shape() == want.shape());
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    double x = got.item_at(i), y = want.item_at(i);
-    INFO("element " << i << ": GPU text " << x << ", CPU " << y);
-    if (rtol == 0)
-      REQUIRE(x == y);
-    else
-      REQUIRE(std::fabs(x - y) <= rtol * (1 + std::fabs(y)));
-  }
-}
 
 }  // namespace
 
@@ -114,9 +101,9 @@ TEST_CASE("pooling texts compute the CPU's pooling under host emulation") {
         void* xp = x.raw();
         void* yp = got.raw();
         void* fa[] = {&count, &xp, &yp, &p};
-        module.symbol<Launcher>("run_" + cuda::pool_kernel_name(avg ? PoolKernel::AvgForward : PoolKernel::MaxForward, t))(
+        module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::pool_kernel_name(avg ? PoolKernel::AvgForward : PoolKernel::MaxForward, t))(
             3, 32, fa);
-        check_same(got, want, avg ? (t == DType::Float32 ? 1e-6 : 1e-14) : 0);
+        msl::test::require_matches(got, want, avg ? (t == DType::Float32 ? 1e-6 : 1e-14) : 0);
         // The gradient of a random dy.
         Tensor dy = random_tensor(t, want.shape(), 2);
         Tensor dx_want, dx(t, x.shape());
@@ -129,14 +116,14 @@ TEST_CASE("pooling texts compute the CPU's pooling under host emulation") {
           Tensor gin[] = {dy};
           dx_want = execute1(Prim::avg_pool2d_grad, gin, ga);
           void* ba[] = {&xcount, &dyp, &dxp, &p};
-          module.symbol<Launcher>("run_" + cuda::pool_kernel_name(PoolKernel::AvgBackward, t))(2, 40, ba);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::pool_kernel_name(PoolKernel::AvgBackward, t))(2, 40, ba);
         } else {
           Tensor gin[] = {x, dy};
           dx_want = execute1(Prim::max_pool2d_grad, gin, attrs);
           void* ba[] = {&xcount, &xp, &dyp, &dxp, &p};
-          module.symbol<Launcher>("run_" + cuda::pool_kernel_name(PoolKernel::MaxBackward, t))(2, 40, ba);
+          module.symbol<msl::test::EmulatedLaunch>("run_" + cuda::pool_kernel_name(PoolKernel::MaxBackward, t))(2, 40, ba);
         }
-        check_same(dx, dx_want, avg ? (t == DType::Float32 ? 1e-6 : 1e-14) : 0);
+        msl::test::require_matches(dx, dx_want, avg ? (t == DType::Float32 ? 1e-6 : 1e-14) : 0);
       }
     }
 }
