@@ -25,14 +25,6 @@ using dnnl::memory;
 
 const char* layout_name(int64_t block) { return block == 16 ? "nChw16c" : "nChw8c"; }
 
-// The plain tensor `plain` ([N, C, H, W], any strides) viewed as the blocked
-// shape [N, C/b, H, W, b], element for element.
-Tensor plain_as_blocked_view(const Tensor& plain, int64_t block) {
-  const Dims& s = plain.strides();
-  Dims shape{plain.dim(0), plain.dim(1) / block, plain.dim(2), plain.dim(3), block};
-  return Tensor::view(plain, shape, Dims{s[0], block * s[1], s[2], s[3], s[1]}, plain.offset());
-}
-
 // A cached float32 reorder between a plain layout and nChw{b}c.
 struct ReorderPlan {
   memory plain, blocked;
@@ -73,6 +65,12 @@ bool reorder_applies(const Tensor& t, int64_t block) {
 }
 
 }  // namespace
+
+Tensor plain_as_blocked_view(const Tensor& plain, int64_t block) {
+  const Dims& s = plain.strides();
+  Dims shape{plain.dim(0), plain.dim(1) / block, plain.dim(2), plain.dim(3), block};
+  return Tensor::view(plain, shape, Dims{s[0], block * s[1], s[2], s[3], s[1]}, plain.offset());
+}
 
 int64_t layout_block(const char* op, const Attrs& attrs) {
   std::string layout = attrs.get_str("layout", "");

@@ -48,6 +48,11 @@ Tensor unblock(const Tensor& blocked);
 // Writes the blocked tensor `blocked` into the plain tensor `plain` of the
 // same dtype (any strides each).
 void unblock_into(const Tensor& blocked, const Tensor& plain);
+// The plain tensor `plain` ([N, C, H, W], any strides, C % block == 0)
+// viewed as the blocked shape [N, C/b, H, W, b], element for element (a
+// view: to_blocked and from_blocked are copies between it and the blocked
+// tensor on any device).
+Tensor plain_as_blocked_view(const Tensor& plain, int64_t block);
 // Writes the plain [N, C, H, W] tensor `plain` (any strides) into the
 // contiguous blocked tensor `blocked_out` of the same dtype.
 void block_into(const Tensor& plain, const Tensor& blocked_out);

@@ -283,6 +283,7 @@ void register_conv_kernels() {
   set_device_kernel(Prim::conv2d, DeviceType::CUDA, &cuda_conv2d);
   set_device_kernel(Prim::conv2d_backprop_input, DeviceType::CUDA, &cuda_conv2d_backprop_input);
   set_device_kernel(Prim::conv2d_backprop_filter, DeviceType::CUDA, &cuda_conv2d_backprop_filter);
+  register_fused_conv_kernels();
 }
 
 }  // namespace msl::kernels::cuda

@@ -5,9 +5,11 @@
 
 #include <mutex>
 
+#include "kernels/blocked_layout.h"
 #include "kernels/cuda/copy_cuda.h"
 #include "kernels/cuda/cuda_driver.h"
 #include "kernels/cuda/device_cuda.h"
+#include "kernels/cuda/indexing_cuda.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/movement_cuda.h"
 #include "kernels/cuda/optimizer_cuda.h"
@@ -62,6 +64,22 @@ void cuda_cast(const KernelArgs& a) {
   strided_copy(a.out[0], x, "cast");
 }
 
+// The channel-blocked layout's reorders: the strided copy between the
+// blocked tensor and a view of the plain one as [N, C/b, H, W, b]
+// (blocked_layout.h). The CPU's float32 path is a oneDNN reorder with the
+// same result: a permutation moves values, not arithmetic.
+void cuda_to_blocked(const KernelArgs& a) {
+  const Tensor& out = a.out[0];
+  if (out.numel() == 0) return;
+  strided_copy(out, plain_as_blocked_view(a.in[0], out.dim(4)), "to_blocked");
+}
+
+void cuda_from_blocked(const KernelArgs& a) {
+  const Tensor& x = a.in[0];
+  if (x.numel() == 0) return;
+  strided_copy(plain_as_blocked_view(a.out[0], x.dim(4)), x, "from_blocked");
+}
+
 // View kernels make geometry over the input's storage and read no memory
 // (reshape copies on the device when it must): the CPU's serve every device.
 void register_views() {
@@ -78,11 +96,14 @@ void register_cuda_kernels() {
   std::call_once(once, [] {
     set_device_kernel(Prim::assign, DeviceType::CUDA, &cuda_assign);
     set_device_kernel(Prim::cast, DeviceType::CUDA, &cuda_cast);
+    set_device_kernel(Prim::to_blocked, DeviceType::CUDA, &cuda_to_blocked);
+    set_device_kernel(Prim::from_blocked, DeviceType::CUDA, &cuda_from_blocked);
     register_views();
     register_pointwise_kernels();
     register_reduce_kernels();
     register_softmax_kernels();
     register_movement_kernels();
+    register_indexing_kernels();
     register_optimizer_kernels();
     register_random_kernels();
   });

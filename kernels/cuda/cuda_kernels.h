@@ -18,8 +18,10 @@ namespace msl::kernels::cuda {
 void register_cuda_kernels();
 // matmul and matmul_bias through cuBLASLt (matmul_launch.cpp).
 void register_matmul_kernels();
-// conv2d and its gradients through cuDNN (conv_launch.cpp).
+// conv2d and its gradients through cuDNN (conv_launch.cpp), with the fused
+// convolutions (register_fused_conv_kernels, conv_fused_launch.cpp).
 void register_conv_kernels();
+void register_fused_conv_kernels();
 // max/avg pooling and their gradients (pool_cuda.h, pool_launch.cpp).
 void register_pool_kernels();
 // batch_norm and its gradient (batch_norm_cuda.h, batch_norm_launch.cpp).

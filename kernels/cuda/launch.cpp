@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace msl::kernels::cuda {
 
@@ -31,6 +32,36 @@ void launch_over(CudaDevice& dev, CUfunction f, int64_t n, void** args, const ch
   unsigned blocks, threads;
   dev.grid_for(n, blocks, threads);
   dev.launch(f, blocks, threads, args, what);
+}
+
+Tensor dense_on(const Tensor& t, DType dt, CudaDevice& dev) {
+  if (t.device() == &dev && t.dtype() == dt && t.is_contiguous()) return t;
+  Tensor out(dt, t.shape(), &dev);
+  copy_tensor(t, out);
+  return out;
+}
+
+ErrorFlag::ErrorFlag(CudaDevice& dev) : dev_(dev), flag_(DType::Int32, Dims{1}, &dev) {
+  int32_t zero = 0;
+  dev.copy_from_host(flag_.raw(), &zero, sizeof zero);
+  ptr_ = flag_.raw();
+}
+
+bool ErrorFlag::raised() {
+  int32_t v = 0;
+  dev_.copy_to_host(&v, flag_.raw(), sizeof v);
+  return v != 0;
+}
+
+void check_on_host(Prim p, std::span<const Tensor> host_in, const Attrs& attrs) {
+  std::vector<Tensor> out;
+  execute(p, host_in, attrs, out);
+}
+
+Tensor stand_in(const Tensor& t) {
+  Dims zeros;
+  zeros.resize(t.ndim(), 0);
+  return Tensor::view(Tensor(t.dtype(), Dims{1}), t.shape(), zeros, 0);
 }
 
 }  // namespace msl::kernels::cuda

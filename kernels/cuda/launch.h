@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
+#include "kernels/attrs.h"
 #include "kernels/cuda/device_cuda.h"
+#include "kernels/primitives.h"
 #include "kernels/tensor.h"
 
 namespace msl::kernels::cuda {
@@ -27,5 +30,32 @@ CUfunction text_kernel(CudaDevice& dev, const std::string& key, const std::strin
 
 // Launches `f` as a grid-stride loop over n elements (nothing when n == 0).
 void launch_over(CudaDevice& dev, CUfunction f, int64_t n, void** args, const char* what);
+
+// `t` as a contiguous tensor of dtype `dt` on `dev`: `t` itself when it is
+// one, else a converted copy (a host scalar included).
+Tensor dense_on(const Tensor& t, DType dt, CudaDevice& dev);
+
+// A device int that kernels set to 1 to report a bad input (an index out
+// of range), zeroed at construction; raised() reads it back, which waits
+// for the kernels queued before.
+class ErrorFlag {
+ public:
+  explicit ErrorFlag(CudaDevice& dev);
+  void** arg() { return &ptr_; }  // the kernel's int* parameter, for args[]
+  bool raised();
+
+ private:
+  CudaDevice& dev_;
+  Tensor flag_;
+  void* ptr_ = nullptr;
+};
+
+// The CPU's error for inputs a kernel flagged: runs `p`'s CPU kernel on
+// `host_in` (host copies of what its checks read; stand_in() for the rest),
+// which throws what the CPU throws. Returns when the CPU accepts them.
+void check_on_host(Prim p, std::span<const Tensor> host_in, const Attrs& attrs);
+// A host tensor of `t`'s dtype and shape whose elements are all one
+// uninitialized element (strides 0): an input whose values a check ignores.
+Tensor stand_in(const Tensor& t);
 
 }  // namespace msl::kernels::cuda

@@ -1,4 +1,4 @@
-// gather, one_hot, concat and pad on the GPU (movement_cuda.h).
+// gather, scatter_add, one_hot, concat and pad on the GPU (movement_cuda.h).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -40,23 +40,27 @@ void cuda_gather(const KernelArgs& a) {
     if (k > 0) check_indices_on_host(indices, size, axis);
     return;
   }
-  CudaDevice& dev = device_of(out);
-  const size_t item = out.itemsize();
-  std::string name = gather_kernel_name(item, indices.dtype());
-  CUfunction f = text_kernel(dev, name, name, "gather",
-                             [&] { return movement_prelude() + gather_kernel_text(item, indices.dtype()); });
-  Tensor flag(DType::Int32, Dims{1}, &dev);
-  int32_t zero = 0;
-  dev.copy_from_host(flag.raw(), &zero, sizeof zero);
-  void* o = out.raw();
-  void* p = params.raw();
-  void* idx = indices.raw();
-  void* err = flag.raw();
-  void* args[] = {&n, &o, &p, &idx, &k, &size, &inner, &err};
-  launch_over(dev, f, n, args, "gather");
-  int32_t failed = 0;
-  dev.copy_to_host(&failed, err, sizeof failed);
-  if (failed) check_indices_on_host(indices, size, axis);
+  if (gather_rows(out, params, indices, size, inner, "gather")) check_indices_on_host(indices, size, axis);
+}
+
+void cuda_scatter_add(const KernelArgs& a) {
+  const Tensor& out = a.out[0];
+  const int axis = normalize_axis("scatter_add", a.attrs.get_int("axis", 0), out.ndim());
+  Tensor indices = dense_on(a.in[1], a.in[1].dtype(), device_of(out));
+  int64_t inner = 1;
+  for (int i = axis + 1; i < out.ndim(); ++i) inner *= out.dim(i);
+  // The CPU's checks on the host, for its error: the indices, with
+  // stand-ins for x and the updates.
+  auto cpu_check = [&] {
+    Tensor in[] = {stand_in(a.in[0]), indices.to_host(), stand_in(a.in[2])};
+    check_on_host(Prim::scatter_add, in, a.attrs);
+  };
+  if (a.in[2].numel() == 0 && indices.numel() > 0) cpu_check();  // no kernel reads them
+  if (out.numel() == 0) return;
+  if (scatter_add_rows(out, a.in[0], a.in[2], indices, out.dim(axis), inner, "scatter_add")) {
+    cpu_check();
+    throw DeviceError("scatter_add: the GPU kernel flagged an index the CPU accepts");
+  }
 }
 
 void cuda_one_hot(const KernelArgs& a) {
@@ -116,8 +120,53 @@ void cuda_pad(const KernelArgs& a) {
 
 }  // namespace
 
+bool gather_rows(const Tensor& out, const Tensor& params, const Tensor& indices, int64_t size, int64_t inner,
+                 const char* what) {
+  int64_t n = out.numel(), k = indices.numel();
+  if (n == 0) return false;
+  CudaDevice& dev = device_of(out);
+  const size_t item = out.itemsize();
+  const DType it = indices.dtype();
+  std::string name = gather_kernel_name(item, it);
+  CUfunction f = text_kernel(dev, name, name, what, [&] { return movement_prelude() + gather_kernel_text(item, it); });
+  ErrorFlag flag(dev);
+  void* o = out.raw();
+  void* p = params.raw();
+  void* idx = indices.raw();
+  void* args[] = {&n, &o, &p, &idx, &k, &size, &inner, flag.arg()};
+  launch_over(dev, f, n, args, what);
+  return flag.raised();
+}
+
+bool scatter_add_rows(const Tensor& out, const Tensor& x, const Tensor& updates, const Tensor& indices, int64_t size,
+                      int64_t inner, const char* what) {
+  CudaDevice& dev = device_of(out);
+  const DType acc_dt = scatter_accumulator(out.dtype());
+  Tensor acc = acc_dt == out.dtype() ? out : Tensor(acc_dt, out.shape(), &dev);
+  copy_tensor(x, acc);
+  int64_t n = updates.numel(), k = indices.numel();
+  bool flagged = false;
+  if (n > 0) {
+    Tensor upd = dense_on(updates, acc_dt, dev);
+    const DType it = indices.dtype();
+    std::string name = scatter_add_kernel_name(acc_dt, it);
+    CUfunction f =
+        text_kernel(dev, name, name, what, [&] { return movement_prelude() + scatter_add_kernel_text(acc_dt, it); });
+    ErrorFlag flag(dev);
+    void* o = acc.raw();
+    void* u = upd.raw();
+    void* idx = indices.raw();
+    void* args[] = {&n, &o, &u, &idx, &k, &size, &inner, flag.arg()};
+    launch_over(dev, f, n, args, what);
+    flagged = flag.raised();
+  }
+  if (acc_dt != out.dtype()) copy_tensor(acc, out);
+  return flagged;
+}
+
 void register_movement_kernels() {
   set_device_kernel(Prim::gather, DeviceType::CUDA, &cuda_gather);
+  set_device_kernel(Prim::scatter_add, DeviceType::CUDA, &cuda_scatter_add);
   set_device_kernel(Prim::one_hot, DeviceType::CUDA, &cuda_one_hot);
   set_device_kernel(Prim::concat, DeviceType::CUDA, &cuda_concat);
   set_device_kernel(Prim::pad, DeviceType::CUDA, &cuda_pad);

@@ -32,6 +32,17 @@ static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; 
 static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
 static inline float atomicAdd(float* p, float v) { float o = *p; *p = o + v; return o; }
+static inline double atomicAdd(double* p, double v) { double o = *p; *p = o + v; return o; }
+static inline int atomicAdd(int* p, int v) { int o = *p; *p = (int)((unsigned)o + (unsigned)v); return o; }
+static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  unsigned long long o = *p; *p = o + v; return o;
+}
+static inline unsigned atomicCAS(unsigned* p, unsigned expected, unsigned v) {
+  unsigned o = *p; if (o == expected) *p = v; return o;
+}
+static inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+  unsigned long long o = *p; if (v > o) *p = v; return o;
+}
 // Sets the emulated grid before the kernel's calls.
 static inline void msl_set_thread(unsigned blocks, unsigned threads, unsigned b, unsigned t) {
   gridDim.x = blocks; blockDim.x = threads; blockIdx.x = b; threadIdx.x = t;
