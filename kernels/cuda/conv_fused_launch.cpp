@@ -7,10 +7,10 @@
 // (pointwise relu keeps NaN, as oneDNN's). Not one fused cuDNN call: the
 // legacy cudnnConvolutionBiasActivationForward has no per-channel scale
 // (conv2d_bn) and runs ReLU on one algorithm only, and the graph API's
-// runtime-fused engines depend on the GPU generation; these primitives
-// exist only in graph mode, which has no GPU target yet, so what matters
-// now is that they give conv2d's results with the CPU's epilogue. The cost
-// is a round trip of the output through memory per epilogue step.
+// runtime-fused engines depend on the GPU generation. Composed, the results
+// are conv2d's with the CPU's epilogue on every GPU, at the cost of a round
+// trip of the output through memory per epilogue step; one fused call is
+// a later speed-up, not a change of results.
 // conv2d_bn's per-channel scale and shift are computed on the host from
 // the statistics, in double as the CPU's.
 //

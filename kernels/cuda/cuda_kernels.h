@@ -3,13 +3,18 @@
 // Each group of kernels is CUDA C text (a *_cuda.h generator, built and
 // tested without a GPU) with its launch code (*_launch.cpp): pointwise
 // (every elementwise primitive, any dtype and strides), reductions,
-// softmax and losses, movement (gather, one_hot, concat, pad), optimizer
-// updates, random (the CPU's Philox stream), pooling and batch norm; assign
-// and cast are the strided copy (copy_cuda.h); the views are the CPU's
-// kernels, which only make geometry; matmul and matmul_bias go through
-// cuBLASLt, conv2d and its gradients through cuDNN. A primitive without a
-// GPU kernel is an error naming it and the device (kernels/registry.cpp),
-// never a silent host fallback.
+// softmax and losses, movement (gather, scatter_add, one_hot, concat,
+// pad), NumPy-style indexing (gather_nd, the tensor scatters, nonzero,
+// masked_fill, strided_slice_update: indexing_cuda.h), optimizer updates,
+// random (the CPU's Philox stream), pooling and batch norm; assign, cast,
+// to_blocked and from_blocked are the strided copy (copy_cuda.h); the
+// views are the CPU's kernels, which only make geometry; matmul and
+// matmul_bias go through cuBLASLt, conv2d and its gradients through cuDNN,
+// and the fused convolutions are cuDNN's conv2d followed by the pointwise
+// epilogue (conv_fused_launch.cpp). Every primitive has a GPU kernel
+// (unit.cuda_text.kernel_coverage fails naming any that has none); a
+// primitive without one would be an error naming it and the device
+// (kernels/registry.cpp), never a silent host fallback.
 #pragma once
 
 namespace msl::kernels::cuda {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/copy_cuda.h"
+#include "kernels/cuda/movement_cuda.h"
 
 namespace msl::kernels::cuda {
 
@@ -25,16 +26,6 @@ std::string loop_over(const char* count) {
       "  for (msl_i64 i = (msl_i64)blockIdx.x * blockDim.x + threadIdx.x; i < {}; i += (msl_i64)gridDim.x * "
       "blockDim.x) {{\n",
       count);
-}
-
-const char* unsigned_type(size_t item_size) {
-  switch (item_size) {
-    case 1: return "unsigned char";
-    case 2: return "unsigned short";
-    case 4: return "unsigned int";
-    case 8: return "unsigned long long";
-  }
-  throw std::invalid_argument(fmt::format("indexing: no element of {} bytes", item_size));
 }
 
 const char* index_type(DType t) {
@@ -57,15 +48,25 @@ NonzeroRead nonzero_read(DType t) {
   }
 }
 
-// The chunk walk of nonzero's count and fill: `start` once per chunk i,
-// then the body the caller appends for each nonzero element k.
-std::string chunk_walk(DType t, const char* start) {
-  return loop_over("chunks") + start +
+// A nonzero kernel over chunks up to the body of its walk: the signature
+// (chunks, x, n, chunk, then `params`), `start` once per chunk i, then the
+// loop over the chunk's elements k that skips the zeros; the caller
+// appends the body for a nonzero element and closes the three blocks.
+std::string chunk_walk(const std::string& name, DType t, const char* params, const char* start) {
+  return fmt::format("extern \"C\" __global__ void {}(msl_i64 chunks, const {}* __restrict__ x, msl_i64 n, "
+                     "msl_i64 chunk, {}) {{\n",
+                     name, nonzero_read(t).type, params) +
+         loop_over("chunks") + start +
          fmt::format("    const msl_i64 end = (i + 1) * chunk < n ? (i + 1) * chunk : n;\n"
                      "    for (msl_i64 k = i * chunk; k < end; ++k) {{\n"
                      "      const {} v = x[k];\n"
                      "      if (!({})) continue;\n",
                      nonzero_read(t).type, nonzero_read(t).test);
+}
+
+// The parameters nonzero's kernels start with (chunks, x, n, chunk).
+std::vector<std::string> chunk_params(DType t) {
+  return {"msl_i64", fmt::format("const {}*", nonzero_read(t).type), "msl_i64", "msl_i64"};
 }
 
 }  // namespace
@@ -113,12 +114,12 @@ std::string nd_last_row_kernel_text() {
 std::string nd_update_kernel_name(size_t item_size) { return fmt::format("msl_nd_update_u{}", item_size); }
 
 std::vector<std::string> nd_update_param_types(size_t item_size) {
-  std::string u = unsigned_type(item_size);
+  std::string u = element_type(item_size);
   return {"msl_i64", u + "*", "const " + u + "*", "const msl_i64*", "const unsigned long long*", "msl_i64"};
 }
 
 std::string nd_update_kernel_text(size_t item_size) {
-  const char* u = unsigned_type(item_size);
+  const char* u = element_type(item_size);
   std::string s = fmt::format(
       "extern \"C\" __global__ void {}(msl_i64 n, {}* __restrict__ out, const {}* __restrict__ updates, "
       "const msl_i64* __restrict__ offs, const unsigned long long* __restrict__ last, msl_i64 inner) {{\n",
@@ -139,17 +140,14 @@ int64_t nonzero_chunk(int64_t n) {
 std::string nonzero_count_kernel_name(DType t) { return fmt::format("msl_nonzero_count_{}", dtype_name(t)); }
 
 std::vector<std::string> nonzero_count_param_types(DType t) {
-  return {"msl_i64", fmt::format("const {}*", nonzero_read(t).type), "msl_i64", "msl_i64", "msl_i64*"};
+  std::vector<std::string> p = chunk_params(t);
+  p.push_back("msl_i64*");
+  return p;
 }
 
 std::string nonzero_count_kernel_text(DType t) {
-  std::string s = fmt::format(
-      "extern \"C\" __global__ void {}(msl_i64 chunks, const {}* __restrict__ x, msl_i64 n, msl_i64 chunk, "
-      "msl_i64* __restrict__ counts) {{\n",
-      nonzero_count_kernel_name(t), nonzero_read(t).type);
-  s += chunk_walk(t, "    msl_i64 count = 0;\n");
-  s += "      ++count;\n    }\n    counts[i] = count;\n  }\n}\n";
-  return s;
+  return chunk_walk(nonzero_count_kernel_name(t), t, "msl_i64* __restrict__ counts", "    msl_i64 count = 0;\n") +
+         "      ++count;\n    }\n    counts[i] = count;\n  }\n}\n";
 }
 
 std::string nonzero_scan_kernel_name() { return "msl_nonzero_scan"; }
@@ -171,23 +169,21 @@ std::string nonzero_scan_kernel_text() {
 std::string nonzero_fill_kernel_name(DType t) { return fmt::format("msl_nonzero_fill_{}", dtype_name(t)); }
 
 std::vector<std::string> nonzero_fill_param_types(DType t) {
-  return {"msl_i64",        fmt::format("const {}*", nonzero_read(t).type), "msl_i64", "msl_i64", "const msl_i64*",
-          "msl_i64*", "msl_nd_dims"};
+  std::vector<std::string> p = chunk_params(t);
+  p.insert(p.end(), {"const msl_i64*", "msl_i64*", "msl_nd_dims"});
+  return p;
 }
 
 std::string nonzero_fill_kernel_text(DType t) {
-  std::string s = fmt::format(
-      "extern \"C\" __global__ void {}(msl_i64 chunks, const {}* __restrict__ x, msl_i64 n, msl_i64 chunk, "
-      "const msl_i64* __restrict__ starts, msl_i64* __restrict__ out, msl_nd_dims shape) {{\n",
-      nonzero_fill_kernel_name(t), nonzero_read(t).type);
-  s += chunk_walk(t, "    msl_i64 row = starts[i];\n");
-  s += "      msl_i64 rest = k;\n"
-       "      for (int j = shape.ndim - 1; j >= 0; --j) {\n"
-       "        out[row * shape.ndim + j] = rest % shape.d[j];\n"
-       "        rest /= shape.d[j];\n"
-       "      }\n"
-       "      ++row;\n    }\n  }\n}\n";
-  return s;
+  return chunk_walk(nonzero_fill_kernel_name(t), t,
+                    "const msl_i64* __restrict__ starts, msl_i64* __restrict__ out, msl_nd_dims shape",
+                    "    msl_i64 row = starts[i];\n") +
+         "      msl_i64 rest = k;\n"
+         "      for (int j = shape.ndim - 1; j >= 0; --j) {\n"
+         "        out[row * shape.ndim + j] = rest % shape.d[j];\n"
+         "        rest /= shape.d[j];\n"
+         "      }\n"
+         "      ++row;\n    }\n  }\n}\n";
 }
 
 }  // namespace msl::kernels::cuda

@@ -11,16 +11,6 @@ namespace msl::kernels::cuda {
 
 namespace {
 
-const char* unsigned_type(size_t item_size) {
-  switch (item_size) {
-    case 1: return "unsigned char";
-    case 2: return "unsigned short";
-    case 4: return "unsigned int";
-    case 8: return "unsigned long long";
-  }
-  throw std::invalid_argument(fmt::format("movement: no element of {} bytes", item_size));
-}
-
 std::string index_type(DType t) {
   if (!is_integral(t)) throw std::invalid_argument("movement: indices must be integers");
   return cuda_type_name(t);
@@ -84,6 +74,16 @@ std::string indexed_loop(DType index) {
 
 }  // namespace
 
+const char* element_type(size_t item_size) {
+  switch (item_size) {
+    case 1: return "unsigned char";
+    case 2: return "unsigned short";
+    case 4: return "unsigned int";
+    case 8: return "unsigned long long";
+  }
+  throw std::invalid_argument(fmt::format("movement: no element of {} bytes", item_size));
+}
+
 std::string movement_prelude() { return kMovementPrelude; }
 
 DType scatter_accumulator(DType t) {
@@ -121,11 +121,11 @@ std::string gather_kernel_name(size_t item_size, DType index) {
 }
 
 std::vector<std::string> gather_param_types(size_t item_size, DType index) {
-  return indexed_param_types(unsigned_type(item_size), index);
+  return indexed_param_types(element_type(item_size), index);
 }
 
 std::string gather_kernel_text(size_t item_size, DType index) {
-  return indexed_signature(gather_kernel_name(item_size, index), unsigned_type(item_size), "out", "params", index) +
+  return indexed_signature(gather_kernel_name(item_size, index), element_type(item_size), "out", "params", index) +
          indexed_loop(index) + "    out[i] = params[(o * size + v) * inner + j];\n  }\n}\n";
 }
 
@@ -134,12 +134,12 @@ std::string one_hot_kernel_name(size_t item_size, DType index) {
 }
 
 std::vector<std::string> one_hot_param_types(size_t item_size, DType index) {
-  std::string u = unsigned_type(item_size);
+  std::string u = element_type(item_size);
   return {"msl_i64", u + "*", "const " + index_type(index) + "*", "msl_i64", "msl_i64", u, u};
 }
 
 std::string one_hot_kernel_text(size_t item_size, DType index) {
-  const char* u = unsigned_type(item_size);
+  const char* u = element_type(item_size);
   std::string s = fmt::format(
       "extern \"C\" __global__ void {}(msl_i64 n, {}* __restrict__ out, const {}* __restrict__ indices, "
       "msl_i64 depth, msl_i64 inner, const {} on, const {} off) {{\n",

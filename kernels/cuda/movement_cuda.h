@@ -51,6 +51,9 @@ std::string scatter_add_kernel_text(DType acc, DType index);
 std::vector<std::string> scatter_add_param_types(DType acc, DType index);
 // The accumulator dtype of a scatter-add into `t` (Float32 for 16-bit floats).
 DType scatter_accumulator(DType t);
+// The C type that moves an element of item_size bytes (1, 2, 4, 8) as an
+// unsigned integer: "unsigned short".
+const char* element_type(size_t item_size);
 // The definitions the kernels use, once per translation unit (msl_i64 and
 // the msl_atomic_add overloads of scatter_add).
 std::string movement_prelude();

@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "kernels/cuda/movement_cuda.h"
@@ -16,6 +15,7 @@
 #include "kernels/tensor.h"
 #include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
+#include "tests/unit/cuda/test_tensors.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
 #endif
@@ -24,26 +24,11 @@ using namespace msl::kernels;
 
 namespace {
 
+using msl::test::int_tensor;
+using msl::test::values_of;
+
 constexpr size_t kSizes[] = {1, 2, 4, 8};
 constexpr DType kIndexDTypes[] = {DType::Int8, DType::UInt8, DType::Int32, DType::Int64};
-
-Tensor values_of(DType t, const Dims& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-100.0, 100.0);
-  Tensor d(DType::Float64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
-
-Tensor indices_of(DType t, const Dims& shape, const std::vector<int64_t>& v) {
-  Tensor d(DType::Int64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<int64_t>()[i] = v[static_cast<size_t>(i) % v.size()];
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
 
 std::string module_source() {
   std::string s = cuda::movement_prelude();
@@ -90,7 +75,7 @@ TEST_CASE("gather and one_hot kernels move the CPU's bits under host emulation")
           CAPTURE(dtype_name(it));
           CAPTURE(axis);
           Tensor params = values_of(t, Dims{4, 5, 6}, seed++);
-          Tensor indices = indices_of(it, ishape, {3, 0, 2, 1});
+          Tensor indices = int_tensor(it, ishape, {3, 0, 2, 1});
           Tensor in[] = {params, indices};
           Attrs a{{"axis", axis}};
           Tensor want = execute1(Prim::gather, in, a);
@@ -103,7 +88,7 @@ TEST_CASE("gather and one_hot kernels move the CPU's bits under host emulation")
   // An index out of range sets the flag.
   for (int64_t bad : {-1, 5}) {
     Tensor params = values_of(DType::Float32, Dims{4, 5}, seed++);
-    Tensor indices = indices_of(DType::Int64, Dims{3}, {1, bad, 2});
+    Tensor indices = int_tensor(DType::Int64, Dims{3}, {1, bad, 2});
     Tensor in[] = {params, indices};
     CHECK_THROWS_AS(execute1(Prim::gather, in, Attrs{{"axis", int64_t{1}}}), IndexError);
     Tensor got(DType::Float32, Dims{4, 3});
@@ -118,7 +103,7 @@ TEST_CASE("gather and one_hot kernels move the CPU's bits under host emulation")
         CAPTURE(dtype_name(ot));
         CAPTURE(dtype_name(it));
         CAPTURE(axis);
-        Tensor indices = indices_of(it, Dims{3, 7}, {0, 4, 2, -1, 5, 1, 3, 9});
+        Tensor indices = int_tensor(it, Dims{3, 7}, {0, 4, 2, -1, 5, 1, 3, 9});
         Attrs a{{"depth", int64_t{5}}, {"on_value", 2.7}, {"off_value", -1.3}, {"axis", axis}, {"dtype", ot}};
         Tensor in[] = {indices};
         Tensor want = execute1(Prim::one_hot, in, a);

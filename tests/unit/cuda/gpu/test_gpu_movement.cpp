@@ -5,52 +5,23 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "kernels/device.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+#include "tests/unit/cuda/gpu/gpu_compare.h"
+#include "tests/unit/cuda/test_tensors.h"
 
 using namespace msl::kernels;
 
 namespace {
 
-Device* gpu() { return cuda_device(0); }
-
-Tensor values_of(DType t, const Dims& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-100.0, 100.0);
-  Tensor d(DType::Float64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
-
-Tensor int_tensor(DType t, const Dims& shape, const std::vector<int64_t>& v) {
-  Tensor d(DType::Int64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<int64_t>()[i] = v[static_cast<size_t>(i) % v.size()];
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
-
-void require_same(const Tensor& gpu_result, const Tensor& cpu_result) {
-  REQUIRE(gpu_result.device()->type() == DeviceType::CUDA);
-  Tensor a = gpu_result.to_host().contiguous(), b = cpu_result.contiguous();
-  REQUIRE(a.shape() == b.shape());
-  REQUIRE(a.dtype() == b.dtype());
-  REQUIRE(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
-}
-
-// Runs p on the CPU and on the GPU (0-d inputs stay on the host).
-void both(Prim p, const std::vector<Tensor>& in, const Attrs& attrs) {
-  std::vector<Tensor> on_gpu;
-  for (const Tensor& t : in) on_gpu.push_back(t.ndim() == 0 ? t : t.to_device(gpu()));
-  require_same(execute1(p, on_gpu, attrs), execute1(p, in, attrs));
-}
+using msl::test::both;
+using msl::test::gpu;
+using msl::test::int_tensor;
+using msl::test::values_of;
 
 }  // namespace
 

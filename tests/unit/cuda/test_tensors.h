@@ -1,0 +1,36 @@
+// Host tensors the GPU kernel tests feed the CPU's kernels and the GPU's
+// (text under host emulation, or on a device): uniform random values and
+// integer lists in any dtype, converted as the CPU converts.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "kernels/tensor.h"
+
+namespace msl::test {
+
+// `t` converted to `dt` (a new contiguous host tensor).
+inline kernels::Tensor converted(const kernels::Tensor& t, kernels::DType dt) {
+  kernels::Tensor out(dt, t.shape());
+  kernels::copy_tensor(t, out);
+  return out;
+}
+
+// Uniform values in [-100, 100) (integers wrap, Bool is mostly true).
+inline kernels::Tensor values_of(kernels::DType t, const kernels::Dims& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-100.0, 100.0);
+  kernels::Tensor d(kernels::DType::Float64, shape);
+  for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
+  return converted(d, t);
+}
+
+// `v` repeated over `shape`, as dtype `t`.
+inline kernels::Tensor int_tensor(kernels::DType t, const kernels::Dims& shape, const std::vector<int64_t>& v) {
+  kernels::Tensor d(kernels::DType::Int64, shape);
+  for (int64_t i = 0; i < d.numel(); ++i) d.data<int64_t>()[i] = v[static_cast<size_t>(i) % v.size()];
+  return converted(d, t);
+}
+
+}  // namespace msl::test
