@@ -19,6 +19,7 @@
 
 #include "interp/graph/graph_disk_cache.h"
 #include "interp/core/interp.h"
+#include "jit/codegen/cuda_unit.h"
 #include "jit/codegen/elementwise_jit.h"
 #include "jit/target.h"
 #include "interp/repl.h"
@@ -40,7 +41,8 @@ int emit_graph_stage(Interp* I, const SourcePtr& source, const std::string& stag
 namespace {
 
 struct CommandLine {
-  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after, layout = "auto";
+  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after, layout = "auto",
+              graph_target = "auto";
   bool has_code = false, run = false, profile = false;
   long seed = -1, threads = 0;
   int log_level = -1;  // -1: GLOG_v, else warning
@@ -69,8 +71,12 @@ const char* kUsage =
     "  --dump DIR              write every kernel's outputs to DIR as .npy files\n"
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
-    "                          llvm (runs FILE; prints each fused loop's LLVM IR)\n"
+    "                          llvm (runs FILE; prints each fused loop's LLVM IR),\n"
+    "                          cuda (runs FILE; prints each graph's CUDA kernels)\n"
     "  --print-after PASS      print the IR after a compiler pass (or 'all') to stderr\n"
+    "  --graph-target auto|cuda\n"
+    "                          compile graph mode for the arguments' device (default),\n"
+    "                          or for the GPU: its kernels are checked without one\n"
     "  --layout auto|nchw      graph mode's activation layout: oneDNN's blocked one\n"
     "                          where it pays (default), or NCHW throughout\n"
     "  --log-level LEVEL       debug, info, warning (default) or error; GLOG_v=0-3 also sets it\n"
@@ -124,10 +130,14 @@ CommandLine parse_args(int argc, char** argv) {
     } else if (is("--emit")) {
       cl.emit = value("--emit");
       if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad" &&
-          cl.emit != "llvm")
-        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm)");
+          cl.emit != "llvm" && cl.emit != "cuda")
+        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm, cuda)");
     } else if (is("--print-after")) {
       cl.print_after = value("--print-after");
+    } else if (is("--graph-target")) {
+      cl.graph_target = value("--graph-target");
+      if (cl.graph_target != "auto" && cl.graph_target != "cuda")
+        usage_error("--graph-target must be 'auto' or 'cuda', not '" + cl.graph_target + "'");
     } else if (is("--layout")) {
       cl.layout = value("--layout");
       if (cl.layout != "auto" && cl.layout != "nchw") usage_error("--layout must be 'auto' or 'nchw', not '" + cl.layout + "'");
@@ -222,6 +232,8 @@ int run_job(const CommandLine& cl) {
   }
   // --emit=llvm runs the program: clusters are generated as it compiles.
   opts.emit_llvm = cl.emit == "llvm";
+  opts.emit_cuda = cl.emit == "cuda";
+  opts.graph_target = opts.emit_cuda ? "cuda" : cl.graph_target;
   if (!cl.print_after.empty() && cl.print_after != "all") {
     const auto names = msl::jit::all_pass_names();
     if (std::find(names.begin(), names.end(), cl.print_after) == names.end()) {
@@ -254,7 +266,7 @@ int run_job(const CommandLine& cl) {
   }
   auto source = std::make_shared<msl::SourceFile>(name, std::move(text));
 
-  if (!cl.emit.empty() && !opts.emit_llvm) {
+  if (!cl.emit.empty() && !opts.emit_llvm && !opts.emit_cuda) {
     std::vector<msl::Diagnostic> errors;
     std::string out;
     if (cl.emit == "tokens") {
@@ -303,6 +315,11 @@ int run_job(const CommandLine& cl) {
       std::fprintf(stderr, "jit: %lld compiled, %lld from disk cache, %lld from memory\n",
                    static_cast<long long>(jit.compiled), static_cast<long long>(jit.disk_hits),
                    static_cast<long long>(jit.memory_hits));
+      // The GPU's: one NVRTC program per graph (jit/codegen/cuda_unit.h).
+      msl::jit::codegen::CudaUnitStats units = msl::jit::codegen::cuda_unit_stats();
+      if (units.compiled + units.disk_hits > 0)
+        std::fprintf(stderr, "cuda: %lld graph programs compiled, %lld from disk cache\n",
+                     static_cast<long long>(units.compiled), static_cast<long long>(units.disk_hits));
       // Whole compiled graphs (interp/graph/graph_disk_cache.h): likewise.
       msl::GraphCacheStats graphs = msl::graph_cache_stats();
       std::fprintf(stderr, "graphs: %lld compiled, %lld from disk cache\n", static_cast<long long>(graphs.compiled),

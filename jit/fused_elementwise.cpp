@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "jit/codegen/cuda_unit.h"
 #include "kernels/device_debug.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
@@ -58,6 +59,10 @@ std::vector<kernels::Tensor> FusedElementwise::run(std::vector<kernels::Tensor> 
       outs.emplace_back(kernels::DType::Float32, shape_, dev);
   }
   for (const kernels::Dims& d : sum_shapes_) outs.emplace_back(kernels::DType::Float32, d, dev);
+  if (dev->type() == kernels::DeviceType::CUDA) {
+    run_on_gpu(dense, outs);
+    return outs;
+  }
   for (const kernels::Tensor& t : dense) ptrs.push_back(t.data<float>());
   for (const kernels::Tensor& t : outs) out_ptrs.push_back(t.data<float>());
   std::call_once(compiled_, [&] { fn_ = codegen::ElementwiseJit::instance().compile(program_); });
@@ -67,12 +72,55 @@ std::vector<kernels::Tensor> FusedElementwise::run(std::vector<kernels::Tensor> 
   return outs;
 }
 
-std::string fused_llvm_listing(const ir::FuncGraph& g) {
-  std::string out;
+void FusedElementwise::use_unit(std::shared_ptr<const kernels::cuda::ProgramUnit> unit) const {
+  std::lock_guard lock(unit_mu_);
+  unit_ = std::move(unit);
+}
+
+std::shared_ptr<const kernels::cuda::ProgramUnit> FusedElementwise::unit() const {
+  std::lock_guard lock(unit_mu_);
+  return unit_;
+}
+
+void FusedElementwise::run_on_gpu(const std::vector<kernels::Tensor>& dense,
+                                  const std::vector<kernels::Tensor>& outs) const {
+  std::shared_ptr<const kernels::cuda::ProgramUnit> u = unit();
+  if (!u) {
+    const kernels::EwProgram* self = &program_;
+    u = codegen::compile_cuda_unit(codegen::render_cuda_unit({&self, 1}), name());
+    use_unit(u);
+  }
+  // A constant made on the host (a folded tensor) joins the GPU's inputs.
+  std::vector<kernels::Tensor> on_device;
+  for (const kernels::Tensor& t : dense)
+    on_device.push_back(t.device() == outs[0].device() ? t : t.to_device(outs[0].device()));
+  kernels::cuda::launch_unit_kernel(*u, kernel_name_, shape_.product(), on_device, outs, sum_shapes_.size(),
+                                    name().c_str());
+}
+
+std::string fused_cuda_listing(const ir::FuncGraph& g) {
+  std::vector<const FusedElementwise*> nodes = fused_nodes(g);
+  if (nodes.empty() || !nodes[0]->unit()) return "";
+  const auto& unit = *nodes[0]->unit();
+  std::string head = "// CUDA program of @" + g.name() + ": " + std::to_string(nodes.size()) + " fused kernels, " +
+                     (unit.ptx ? "PTX for compute_" : "cubin for sm_") + std::to_string(unit.arch) + "\n";
+  for (const FusedElementwise* f : nodes)
+    head += "//   " + f->kernel_name() + ": " + f->name() + ", shape " + f->shape().str() + "\n";
+  return head + unit.source + "\n";
+}
+
+std::vector<const FusedElementwise*> fused_nodes(const ir::FuncGraph& g) {
+  std::vector<const FusedElementwise*> out;
   for (ir::Node* n : ir::topo_order(g)) {
     if (!n->is_apply() || !n->callee()->is_constant()) continue;
-    auto f = dynamic_cast<const FusedElementwise*>(n->callee()->as_host());
-    if (!f) continue;
+    if (auto f = dynamic_cast<const FusedElementwise*>(n->callee()->as_host())) out.push_back(f);
+  }
+  return out;
+}
+
+std::string fused_llvm_listing(const ir::FuncGraph& g) {
+  std::string out;
+  for (const FusedElementwise* f : fused_nodes(g)) {
     std::string text = "; " + f->name() + " of @" + g.name() + ", shape " + f->shape().str() + "\n";
     std::string program = f->program().text();
     for (size_t start = 0; start < program.size();) {

@@ -2,7 +2,6 @@
 #include "jit/target.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 
 #include "jit/passes/pipeline.h"
@@ -29,9 +28,8 @@ bool run_expand(BackendContext& ctx, Specialized& sp, BackendResult& result) {
 
 const Target& target_for(kernels::DeviceType device) {
   // The Debug device runs the CPU's kernels (behind its guard).
-  if (device == kernels::DeviceType::CPU || device == kernels::DeviceType::Debug) return cpu_target();
-  throw std::invalid_argument(std::string("graph mode has no back end for the ") + kernels::device_type_name(device) +
-                              " device");
+  if (device == kernels::DeviceType::CUDA) return cuda_target();
+  return cpu_target();
 }
 
 namespace {
@@ -54,7 +52,7 @@ kernels::DeviceType device_of(const std::vector<AbsValue>& sig) {
 
 std::vector<std::string> all_pass_names() {
   std::vector<std::string> out = pass_names();
-  for (const Target* t : {&cpu_target()})
+  for (const Target* t : {&cpu_target(), &cuda_target()})
     for (const Target::Pass& p : t->passes())
       if (std::find(out.begin(), out.end(), p.name) == out.end()) out.push_back(p.name);
   return out;

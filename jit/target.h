@@ -15,8 +15,9 @@
 // The CPU target (target_cpu.cpp): expand, fuse_epilogue (oneDNN
 // contractions with their bias/activation/batch norm/residual), layout_choice
 // (channel-blocked activations), fuse_elementwise (LLVM loops), memory_plan.
-// A CUDA target plugs in the same way: its own table of passes (NVRTC
-// kernels, cuDNN/cuBLASLt epilogues), chosen by the arguments' device.
+// The CUDA target (target_cuda.cpp): expand, fuse_elementwise (the same
+// clusters), compile_cuda (every fused kernel of the graph in one NVRTC
+// program), memory_plan. A target is chosen by the arguments' device.
 #pragma once
 
 #include <functional>
@@ -77,12 +78,18 @@ class Target {
   // Runs the passes on `sp` in order; stops after expansion when the graph
   // is not primitives.
   BackendResult compile(BackendContext& ctx, Specialized& sp) const;
+
+  // A compiled graph loaded from the disk cache (the passes' result, not
+  // rerun): attaches what the passes made beside the graph (the CUDA
+  // target's compiled unit). Nothing for the CPU, whose loops are compiled
+  // on first use.
+  virtual void prepare_loaded(ir::FuncGraph&) const {}
 };
 
 const Target& cpu_target();
+const Target& cuda_target();
 // The target of a device: CPU (and the debug device, which runs the CPU's
-// kernels). Throws std::invalid_argument for a device without a graph-mode
-// back end.
+// kernels) or CUDA.
 const Target& target_for(kernels::DeviceType device);
 // The device a graph specialized at `sig` runs on: its first tensor
 // argument's (inside tuples too), else the default device.
@@ -94,5 +101,11 @@ std::vector<std::string> all_pass_names();
 
 // The pass shared by every target: the front's expansion.
 bool run_expand(BackendContext& ctx, Specialized& sp, BackendResult& result);
+
+// The CUDA target's compile_cuda pass on `g`: its fused nodes' programs
+// compiled as one unit (codegen/cuda_unit.h), which each node then runs on
+// a GPU. Returns the number of fused nodes (0: nothing compiled). Throws
+// DeviceError when NVRTC is missing or rejects the unit.
+size_t attach_cuda_unit(const ir::FuncGraph& g);
 
 }  // namespace msl::jit

@@ -82,6 +82,31 @@ foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
   endif()
 endforeach()
 
+# The GPU's graph target (label `cuda_target`, in builds with the CUDA
+# toolkit): every ops script again with graph mode compiled by the CUDA
+# target's passes (MSL_TEST_GRAPH_TARGET, i.e. `msl --graph-target cuda`).
+# Every fused kernel the scripts' graphs make is rendered to CUDA C and
+# compiled by NVRTC, which needs no GPU, so a renderer bug fails here; the
+# graphs then run on the CPU, so the scripts' own checks test the target's
+# passes too.
+#   ctest -L cuda_target -j2
+set(MSL_CUDA_TARGET_SKIP
+    fusion/blocked_layout)  # the blocked layout is the CPU target's (oneDNN); the GPU keeps NCHW
+if(MSL_HAVE_CUDA)
+  foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
+    get_filename_component(test_case ${test_file} NAME_WLE)
+    get_filename_component(test_dir ${test_file} DIRECTORY)
+    get_filename_component(test_feature ${test_dir} NAME)
+    if("${test_feature}/${test_case}" IN_LIST MSL_CUDA_TARGET_SKIP)
+      continue()
+    endif()
+    set(test_name cuda_target/ops/${test_feature}/${test_case})
+    add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+    set_tests_properties(${test_name} PROPERTIES LABELS "cuda_target" TIMEOUT 60
+                         ENVIRONMENT MSL_TEST_GRAPH_TARGET=cuda)
+  endforeach()
+endif()
+
 # Self-tests of the runner: each script's annotations are wrong on purpose, so
 # the runner must fail it (WILL_FAIL). Guards against a vacuously passing runner.
 file(GLOB MSL_SCRIPT_SELFTESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/script_runner_selftest/*.msl)
@@ -99,6 +124,10 @@ endforeach()
 add_executable(msl_ir_check_runner ${CMAKE_CURRENT_LIST_DIR}/ir_check_runner.cpp)
 target_compile_options(msl_ir_check_runner PRIVATE ${MSL_WARNINGS})
 file(GLOB MSL_IR_GOLDEN_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/ir/golden/*.msl)
+# `# EMIT: cuda` compiles the kernels it prints with NVRTC.
+if(NOT MSL_HAVE_CUDA)
+  list(FILTER MSL_IR_GOLDEN_TESTS EXCLUDE REGEX "/cuda_[^/]*\\.msl$")
+endif()
 foreach(test_file IN LISTS MSL_IR_GOLDEN_TESTS)
   get_filename_component(test_case ${test_file} NAME_WLE)
   add_test(NAME ir/golden/${test_case}

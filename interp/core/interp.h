@@ -92,6 +92,14 @@ class Interp {
     std::string activation_layout = "auto";
     // msl --emit=llvm: print the LLVM IR of every fused cluster compiled.
     bool emit_llvm = false;
+    // msl --emit=cuda: print each graph's CUDA program (its fused kernels).
+    bool emit_cuda = false;
+    // msl --graph-target: "auto" compiles graph mode for the arguments'
+    // device; "cuda" for the GPU whatever the device (--emit=cuda implies
+    // it): the GPU's passes, every fused kernel compiled by NVRTC, so the
+    // kernels are checked on a machine without a GPU, where the graph then
+    // runs on the CPU.
+    std::string graph_target = "auto";
     // Messages at or above this level go to stderr, on MindSpore's GLOG_v
     // scale: 0 debug (recompilations and their cause, memory plans), 1 info,
     // 2 warning, 3 error. msl --log-level or GLOG_v.

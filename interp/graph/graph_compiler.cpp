@@ -330,20 +330,28 @@ void GraphCompiler::optimize(FuncGraph& g) {
 
 void GraphCompiler::save(const std::string& name, const std::string& phase, const FuncGraph& g, bool dot,
                          const ir::PrintOptions& opts, const std::string& header) {
+  std::string base = save_path(name, phase);
+  write_saved(base + ".ir", header + ir::print_graph(g, opts));
+  if (dot) write_saved(base + ".dot", ir::to_dot(g));
+}
+
+void GraphCompiler::save_text(const std::string& name, const std::string& suffix, const std::string& text) {
+  write_saved(save_path(name, suffix), text);
+}
+
+std::string GraphCompiler::save_path(const std::string& name, const std::string& phase) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(save_dir, ec);
   char num[16];
   std::snprintf(num, sizeof num, "%02d_", saved++);
-  std::string base = (fs::path(save_dir) / (num + name + "_" + phase)).string();
-  auto write = [&](const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out)
-      I.raise(I.exception_class("OSError").get(), "save_graphs: cannot write '" + path + "'");
-  };
-  write(base + ".ir", header + ir::print_graph(g, opts));
-  if (dot) write(base + ".dot", ir::to_dot(g));
+  return (fs::path(save_dir) / (num + name + "_" + phase)).string();
+}
+
+void GraphCompiler::write_saved(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) I.raise(I.exception_class("OSError").get(), "save_graphs: cannot write '" + path + "'");
 }
 
 // Times the phases of one compilation. Phases of compilations nested in it
@@ -715,12 +723,15 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
       jit::Specialized prim = std::move(sp);
       jit::BackendContext ctx = backend_context(base.graph->name(), sig, {base.weights, base.nargs}, clock);
       try {
-        jit::BackendResult r = jit::target_for(jit::device_of(sig)).compile(ctx, prim);
+        jit::BackendResult r = graph_target(sig).compile(ctx, prim);
         if (r.primitives) {
           result = prim.graph;
-          if (!save_dir.empty())
+          if (!save_dir.empty()) {
             save(base.graph->name(), "primitives", *prim.graph, false, prim.print_options(),
                  "# memory plan: " + r.plan.summary() + "\n");
+            if (std::string cuda = jit::fused_cuda_listing(*prim.graph); !cuda.empty())
+              save_text(base.graph->name(), "cuda.cu", cuda);
+          }
         } else {
           debug("@" + base.graph->name() + " runs as compiled: " + r.why);
         }
@@ -750,10 +761,16 @@ jit::BackendContext GraphCompiler::backend_context(const std::string& name, cons
     print_after(pass, sp);
     if (pass == "expand") clock.mark("expand");
     if (pass == "fuse_elementwise" && I.options().emit_llvm) emit_llvm(*sp.graph);
+    if (pass == "compile_cuda" && I.options().emit_cuda) I.write_out(jit::fused_cuda_listing(*sp.graph));
     if (pass == "memory_plan") clock.mark("fuse");
   };
   ctx.debug = [this](const std::string& message) { debug(message); };
   return ctx;
+}
+
+const jit::Target& GraphCompiler::graph_target(const std::vector<jit::AbsValue>& sig) const {
+  if (graph_mode && I.options().graph_target == "cuda") return jit::cuda_target();
+  return jit::target_for(jit::device_of(sig));
 }
 
 int GraphCompiler::layout_block() const {

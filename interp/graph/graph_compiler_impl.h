@@ -116,6 +116,11 @@ class GraphCompiler {
   // Writes `g`'s nest as DIR/NN_name_phase.ir (and .dot when `dot`).
   void save(const std::string& name, const std::string& phase, const ir::FuncGraph& g, bool dot,
             const ir::PrintOptions& opts = {}, const std::string& header = "");
+  // Writes `text` as DIR/NN_name_suffix (a graph's CUDA program: cuda.cu).
+  void save_text(const std::string& name, const std::string& suffix, const std::string& text);
+  // DIR/NN_name_phase, the next number taken; and writing one saved file.
+  std::string save_path(const std::string& name, const std::string& phase);
+  void write_saved(const std::string& path, const std::string& text);
   // Specialization with library calls typed by tracing them (host_type).
   jit::SpecializeOptions specialize_options();
   // GRAPH_MODE (msl.context): compiled graphs also fuse elementwise
@@ -124,6 +129,9 @@ class GraphCompiler {
 
   // msl --emit=llvm: prints the fused clusters of `g` as LLVM IR.
   void emit_llvm(const ir::FuncGraph& g);
+  // The target graphs specialized at `sig` compile for: the arguments'
+  // device's, or the GPU's under msl --graph-target cuda / --emit=cuda.
+  const jit::Target& graph_target(const std::vector<jit::AbsValue>& sig) const;
 
   // Runs the clean-up pipeline on `g` (with --print-after dumps).
   void optimize(ir::FuncGraph& g);

@@ -133,7 +133,7 @@ bool GraphCompiler::disk_cache_usable() const {
   // Debug logging describes each compilation (signatures, memory plans),
   // so it compiles; --log-level info shows what the cache does.
   return disk_.enabled() && save_dir.empty() && I.options().print_after.empty() && !I.options().emit_llvm &&
-         I.options().log_level != 0;
+         !I.options().emit_cuda && I.options().log_level != 0;
 }
 
 void GraphCompiler::cache_info(const std::string& message) {
@@ -195,9 +195,9 @@ GraphCompiler::CachedRunnable GraphCompiler::load_or_compile(const Compiled& c, 
   // (PYNATIVE_MODE) nothing depends on it, and LLVM is not started.
   std::string key =
       disk_.build_key(I) + (graph_mode ? disk_.target_key() : std::string("target any\n")) +
-      fmt::format("mode {}\ndump {}\nlayout {}\nnargs {}\ncallable {}\nsignature {}\n",
-                  graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE", kernels::dumping() ? 1 : 0, layout_block(), c.nargs,
-                  fp.digest, sig);
+      fmt::format("mode {}\ndump {}\nlayout {}\ngraph target {}\nnargs {}\ncallable {}\nsignature {}\n",
+                  graph_mode ? "GRAPH_MODE" : "PYNATIVE_MODE", kernels::dumping() ? 1 : 0, layout_block(),
+                  I.options().graph_target, c.nargs, fp.digest, sig);
   std::string why;
   std::optional<GraphDiskCache::Entry> e;
   auto start = std::chrono::steady_clock::now();
@@ -215,6 +215,10 @@ GraphCompiler::CachedRunnable GraphCompiler::load_or_compile(const Compiled& c, 
         r.weights.push_back(fp.params[w]);
     }
     if (fits) {
+      // What the target made beside the graph (the GPU's compiled unit).
+      std::vector<jit::AbsValue> abstract;
+      for (const exec::RtValue& a : args) abstract.push_back(abstract_of(a));
+      graph_target(abstract).prepare_loaded(*e->graph);
       count_graph_loaded();
       cache_info("@" + e->graph->name() + " loaded from the disk cache: " + disk_.path(key));
       return r;

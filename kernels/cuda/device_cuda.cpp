@@ -149,21 +149,40 @@ void CudaDevice::synchronize() {
   check_sync(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
+void nvrtc_target_for(int gpu_arch, int& arch, bool& ptx) {
+  // A GPU newer than this NVRTC gets PTX for the newest architecture NVRTC
+  // knows, which the driver compiles for the GPU.
+  std::vector<int> archs = nvrtc_supported_archs();
+  bool known = std::find(archs.begin(), archs.end(), gpu_arch) != archs.end();
+  arch = known || archs.empty() ? gpu_arch : archs.back();
+  ptx = !known;
+}
+
 CUfunction CudaDevice::function(const std::string& source, const char* kernel, const char* what) {
+  return module_function(source, kernel, what, [&] {
+    int arch = 0;
+    bool ptx = false;
+    nvrtc_target_for(info_.arch, arch, ptx);
+    return nvrtc_compile(source, what, arch, ptx).image;
+  });
+}
+
+CUfunction CudaDevice::function_in_image(const std::string& key, const std::string& image, const char* kernel,
+                                         const char* what) {
+  return module_function(key, kernel, what, [&] { return image; });
+}
+
+CUfunction CudaDevice::module_function(const std::string& key, const char* kernel, const char* what,
+                                       const std::function<std::string()>& image) {
   std::lock_guard lock(modules_mu_);
   make_current();
-  CUmodule& m = modules_[source];
+  CUmodule& m = modules_[key];
   if (!m) {
-    // A GPU newer than this NVRTC gets PTX for the newest architecture NVRTC
-    // knows, which the driver compiles for the GPU.
-    std::vector<int> archs = nvrtc_supported_archs();
-    bool known = std::find(archs.begin(), archs.end(), info_.arch) != archs.end();
-    int arch = known || archs.empty() ? info_.arch : archs.back();
     try {
-      NvrtcOutput out = nvrtc_compile(source, what, arch, /*ptx=*/!known);
-      check(driver().cuModuleLoadData(&m, out.image.data()), "cuModuleLoadData", what);
+      std::string bytes = image();
+      check(driver().cuModuleLoadData(&m, bytes.data()), "cuModuleLoadData", what);
     } catch (...) {
-      modules_.erase(source);
+      modules_.erase(key);
       throw;
     }
   }

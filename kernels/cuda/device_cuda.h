@@ -15,6 +15,7 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,11 @@ class CudaDevice final : public Device {
   // on first use and kept for the process (keyed by the source text).
   // `what` names the primitive or program in errors.
   CUfunction function(const std::string& source, const char* kernel, const char* what);
+  // The kernel `kernel` of an image NVRTC already made (a cubin or PTX),
+  // loaded on first use and kept for the process under `key` (whatever
+  // identifies the image: its source and target).
+  CUfunction function_in_image(const std::string& key, const std::string& image, const char* kernel,
+                               const char* what);
   // Queues `f` on the compute stream with a grid of `blocks` blocks of
   // `threads` threads; `args` as cuLaunchKernel takes them. `what` names
   // the primitive, for this call's errors and for an asynchronous fault
@@ -72,6 +78,10 @@ class CudaDevice final : public Device {
 
  private:
   class Blocks;
+  // The function of the module kept under `key`, loading `image()` first
+  // when there is none yet.
+  CUfunction module_function(const std::string& key, const char* kernel, const char* what,
+                             const std::function<std::string()>& image);
   void check_sync(CUresult r, const char* call);
 
   GpuInfo info_;
@@ -84,6 +94,11 @@ class CudaDevice final : public Device {
   std::map<std::string, CUmodule> modules_;
   const char* last_launch_ = "";  // the primitive of the latest kernel, for asynchronous errors
 };
+
+// What NVRTC compiles for a GPU of compute capability `gpu_arch`: its own
+// architecture as a cubin, or, for a GPU newer than NVRTC, PTX for the
+// newest architecture NVRTC knows (the driver compiles that for the GPU).
+void nvrtc_target_for(int gpu_arch, int& arch, bool& ptx);
 
 // GPU `ordinal`, opened on first use and kept for the process. Throws
 // DeviceError naming what is missing.

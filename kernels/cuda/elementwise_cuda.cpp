@@ -149,8 +149,8 @@ std::string render_cuda_kernel(const EwProgram& p, const std::string& name, uint
   }
   s += fmt::format("extern \"C\" __global__ void {}(msl_i64 n", name);
   for (int k = 0; k < p.num_inputs; ++k)
-    s += passed_by_value(by_value, k) ? fmt::format(", const float in{}", k) : fmt::format(", const float* __restrict__ in{}", k);
-  for (size_t k = 0; k < p.outputs.size(); ++k) s += fmt::format(", float* __restrict__ out{}", k);
+    s += passed_by_value(by_value, k) ? fmt::format(", const float in{}", k) : fmt::format(", const float* in{}", k);
+  for (size_t k = 0; k < p.outputs.size(); ++k) s += fmt::format(", float* out{}", k);
   for (size_t k = 0; k < p.reductions.size(); ++k) s += fmt::format(", float* sum{}", k);
   s += ") {\n";
   s += "  for (msl_i64 i = (msl_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (msl_i64)gridDim.x * "

@@ -7,13 +7,18 @@
 // The kernel is a grid-stride loop over the n elements:
 //
 //   extern "C" __global__ void NAME(long long n,
-//       const float* __restrict__ in0, ...,   // one per input
-//       float* __restrict__ out0, ...,        // one per output
-//       float* sum0, ...)                     // one per sum
+//       const float* in0, ...,   // one per input
+//       float* out0, ...,        // one per output
+//       float* sum0, ...)        // one per sum
 //
 // An input may instead be passed by value (`const float in0`): a Python
 // number or host scalar of an eager call, which needs no device memory and
 // no copy; the program is the same, so one kernel serves every value.
+//
+// No pointer is __restrict__: graph mode writes an output into the buffer
+// of an input it has released (jit/fused_elementwise.h), which element i
+// reads before it stores; restrict would let the compiler reload the input
+// after the store (or through the read-only cache).
 //
 // Element i reads each input as its EwIndexing says, computes the values
 // in order, stores the outputs at i and adds the sums' values into their

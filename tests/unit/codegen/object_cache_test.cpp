@@ -32,28 +32,10 @@ extern char** environ;
 using namespace msl::jit::codegen;
 namespace fs = std::filesystem;
 
+using msl::test::ScopedEnv;
 using msl::test::TempDir;
 
 namespace {
-
-// Sets (or with nullptr unsets) an environment variable for the scope.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(const char* n, const char* value) : name(n) {
-    if (const char* v = std::getenv(n)) old = v;
-    if (value)
-      ::setenv(n, value, 1);
-    else
-      ::unsetenv(n);
-  }
-  ~ScopedEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
