@@ -24,8 +24,10 @@ const char* kLoop =
 
 // atomicAdd for every accumulator type. CUDA has none for 8-bit integers:
 // their add is a compare-and-swap loop on the aligned 32-bit word that
-// holds the byte (an allocation is aligned to far more than 4 bytes, so the
-// word never leaves it). Integer additions wrap, as the CPU's.
+// holds the byte, which writes its other bytes back unchanged (device
+// blocks are 64-byte aligned and sized in 64-byte steps, caching_allocator.h,
+// so the word never leaves the tensor's block). Integer additions wrap, as
+// the CPU's.
 constexpr const char* kMovementPrelude = R"(typedef long long msl_i64;
 __device__ __forceinline__ void msl_atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void msl_atomic_add(double* p, double v) { atomicAdd(p, v); }
