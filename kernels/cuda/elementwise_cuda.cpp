@@ -59,6 +59,18 @@ __device__ __forceinline__ float msl_min(float a, float b) {
   if (a == b) return __float_as_int(a) < 0 ? a : b;
   return a < b ? a : b;
 }
+// sum[k] += v. A full warp whose lanes all add into one element (a scalar
+// sum, a bias or batch-norm sum over H*W) adds the lanes' total once: one
+// atomic instead of 32 on the element every thread contends for.
+__device__ __forceinline__ void msl_sum_add(float* sum, msl_i64 k, float v) {
+  const unsigned mask = __activemask();
+  if (mask == 0xffffffffu && __all_sync(mask, __shfl_sync(mask, k, 0) == k)) {
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(mask, v, offset);
+    if ((threadIdx.x & 31u) == 0) atomicAdd(&sum[k], v);
+  } else {
+    atomicAdd(&sum[k], v);
+  }
+}
 )";
 
 }  // namespace
@@ -159,7 +171,7 @@ std::string render_cuda_kernel(const EwProgram& p, const std::string& name, uint
     s += fmt::format("    const float v{} = {};\n", k, value_expr(p, p.values[k], by_value));
   for (size_t k = 0; k < p.outputs.size(); ++k) s += fmt::format("    out{}[i] = v{};\n", k, p.outputs[k]);
   for (size_t k = 0; k < p.reductions.size(); ++k)
-    s += fmt::format("    atomicAdd(&sum{}[{}], v{});\n", k, index_of(p.reductions[k].how), p.reductions[k].value);
+    s += fmt::format("    msl_sum_add(sum{}, {}, v{});\n", k, index_of(p.reductions[k].how), p.reductions[k].value);
   s += "  }\n}\n";
   return s;
 }

@@ -22,7 +22,8 @@
 //
 // Element i reads each input as its EwIndexing says, computes the values
 // in order, stores the outputs at i and adds the sums' values into their
-// arrays with atomicAdd (the caller zeroes them first). The arithmetic is
+// arrays with atomicAdd (the caller zeroes them first), a warp's 32 values
+// added first where they all go to one element. The arithmetic is
 // the CPU loop's, operation for operation: IEEE single precision without
 // contraction into FMA (NVRTC's --fmad=false, nvrtc_compiler.h), exp by the
 // same Cody-Waite reduction and Cephes polynomial, maximum/minimum

@@ -43,6 +43,12 @@ static inline unsigned atomicCAS(unsigned* p, unsigned expected, unsigned v) {
 static inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
   unsigned long long o = *p; if (v > o) *p = v; return o;
 }
+// Warp operations: each emulated thread runs alone, so its warp is itself
+// (code that takes a whole-warp path runs its one-lane fallback).
+static inline unsigned __activemask() { return 1u << (threadIdx.x & 31u); }
+static inline bool __all_sync(unsigned, bool p) { return p; }
+template <class T> static inline T __shfl_sync(unsigned, T v, int) { return v; }
+template <class T> static inline T __shfl_down_sync(unsigned, T v, unsigned) { return v; }
 // Sets the emulated grid before the kernel's calls.
 static inline void msl_set_thread(unsigned blocks, unsigned threads, unsigned b, unsigned t) {
   gridDim.x = blocks; blockDim.x = threads; blockIdx.x = b; threadIdx.x = t;
