@@ -28,7 +28,8 @@ pack() {
   local stage
   stage="$(mktemp -d)"
   mkdir -p "$stage/bin" "$stage/lib"
-  local bins=("$build/interp/msl" "$build/tests/msl_gpu_tests" "$build/tests/msl_cuda_text_tests")
+  local bins=("$build/interp/msl" "$build/tests/msl_gpu_tests" "$build/tests/msl_cuda_text_tests"
+              "$build/tests/msl_script_runner")
   for b in "${bins[@]}"; do
     [ -x "$b" ] || { echo "gpu_check: $b is not built (build with the CUDA toolkit first)" >&2; exit 1; }
     cp "$b" "$stage/bin/"
@@ -47,6 +48,30 @@ pack() {
   tar -C "$stage" -cf - bin lib | xz -T2 -6 > "$out.tmp" && mv "$out.tmp" "$out"
   rm -rf "$stage"
   echo "gpu_check: packed $(du -h "$out" | cut -f1) into $out"
+}
+
+# Every ops script through the script runner with the GPU as the starting
+# device in MODE (graph or pynative), 8 at a time: a count, then the
+# failures' names and their first lines.
+ops_on_gpu() {
+  local runner="$1" msl="$2" mode="$3"
+  local log
+  log="$(mktemp -d)"
+  find "$root/tests/ops" -mindepth 2 -maxdepth 2 -name '*.msl' | sort |
+    MSL_TEST_DEVICE=gpu MSL_TEST_MODE="$mode" xargs -P 8 -I{} sh -c \
+      'name=$(echo "{}" | sed "s|.*/ops/||; s|/|_|g"); timeout 120 "$0" "$1" "{}" > "$2/$name.log" 2>&1 || echo "{}" >> "$2/failed.$$"' \
+      "$runner" "$msl" "$log"
+  local total failed
+  total=$(find "$root/tests/ops" -mindepth 2 -maxdepth 2 -name '*.msl' | wc -l)
+  failed=$(cat "$log"/failed.* 2>/dev/null | sort)
+  echo "$mode: $((total - $(printf '%s' "$failed" | grep -c .))) of $total ops scripts pass on the GPU"
+  for f in $failed; do
+    local name
+    name=$(echo "$f" | sed "s|.*/ops/||; s|/|_|g")
+    # The script's own error when it raised one, else how its output differed.
+    echo "  FAILED ${f#"$root"/}: $( (grep -m 2 -E 'Error|error' "$log/$name.log" || grep -v '^$' "$log/$name.log" | head -n 3) | tr '\n' ' ' | cut -c1-300)"
+  done
+  rm -rf "$log"
 }
 
 run() {
@@ -84,6 +109,13 @@ run() {
     done
     echo '```'
     echo
+    echo "## The ops scripts on the GPU (msl --device gpu), graph mode and PyNative"
+    echo
+    echo '```'
+    ops_on_gpu "$dir/bin/msl_script_runner" "$msl" graph
+    ops_on_gpu "$dir/bin/msl_script_runner" "$msl" pynative
+    echo '```'
+    echo
     echo "## Benchmarks (same GPU, same run)"
     echo
     echo "| workload | MSL | PyTorch | MSL / PyTorch |"
@@ -95,6 +127,11 @@ run() {
     m=$("$msl" run "$root/tests/bench/gpu/bandwidth.msl" 2>&1 | tail -n 1)
     t=$(python3 "$root/tests/bench/gpu/torch_gpu.py" bandwidth 2>&1 | tail -n 1)
     echo "| x * y + x over 2^26 floats, GB/s | $m | $t | $(python3 -c "print(f'{float(\"$t\")/float(\"$m\"):.2f}')" 2>/dev/null || echo '?') (time ratio) |"
+    m=$("$msl" run "$root/tests/bench/gpu/fused.msl" 2>&1 | tail -n 1)
+    t=$(python3 "$root/tests/bench/gpu/torch_gpu.py" fused 2>&1 | tail -n 1)
+    local c
+    c=$(python3 "$root/tests/bench/gpu/torch_gpu.py" copy 2>&1 | tail -n 1)
+    echo "| relu(x*a+b)*sigmoid(x)-tanh(x)/2, 16M floats, ms (graph mode) | $m | $t eager; copy $c | $(python3 -c "print(f'{float(\"$m\")/float(\"$c\"):.2f}')" 2>/dev/null || echo '?') x the copy |"
   } > "$report" 2>&1
   cat "$report"
   rm -rf "$dir"

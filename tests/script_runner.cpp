@@ -227,6 +227,12 @@ RunResult run_child(const std::string& msl, const std::string& dir, const std::s
     argv_store.push_back("--mode");
     argv_store.push_back(mode);
   }
+  // MSL_TEST_DEVICE=gpu: the device scripts start on (--device); the GPU
+  // check (scripts/gpu_check.sh) runs the ops scripts so.
+  if (const char* device = std::getenv("MSL_TEST_DEVICE"); device && *device) {
+    argv_store.push_back("--device");
+    argv_store.push_back(device);
+  }
   // MSL_TEST_GRAPH_TARGET=cuda: graph mode compiles for the GPU's passes
   // (--graph-target); the `cuda_target` label runs the ops scripts so.
   if (const char* target = std::getenv("MSL_TEST_GRAPH_TARGET"); target && *target) {

@@ -2,6 +2,8 @@
 # the same precision and with the same synchronization points.
 #   python3 torch_gpu.py dispatch [iterations]   microseconds per operation
 #   python3 torch_gpu.py bandwidth               GB/s
+#   python3 torch_gpu.py fused                   ms per call of fused.msl's expression (eager)
+#   python3 torch_gpu.py copy                    ms per device copy of its 16M floats
 import sys
 import time
 
@@ -56,7 +58,30 @@ def bandwidth():
     print(f"{6 * 4 * n / best / 1e9:.1f}")
 
 
-if sys.argv[1] == "dispatch":
+def best_ms(fn, x):
+    y = fn(x)
+    y[0:1].cpu()
+    best = None
+    for r in range(5):
+        t0 = time.perf_counter()
+        for i in range(20):
+            y = fn(x)
+        y[0:1].cpu()
+        t = (time.perf_counter() - t0) / 20
+        best = t if best is None or t < best else best
+    print(f"{best * 1e3:.4f}")
+
+
+def fused_input():
+    n = 1 << 24
+    return torch.arange(n, device=dev, dtype=torch.float32) * (2.0 / n) - 1.0
+
+
+if sys.argv[1] == "fused":
+    best_ms(lambda x: torch.relu(x * 1.5 + 0.25) * torch.sigmoid(x) - torch.tanh(x) / 2, fused_input())
+elif sys.argv[1] == "copy":
+    best_ms(lambda x: x.clone(), fused_input())
+elif sys.argv[1] == "dispatch":
     dispatch(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)
 else:
     bandwidth()
