@@ -61,7 +61,8 @@ void run_fused(const KernelArgs& a, const char* op, std::vector<Step> steps) {
   Tensor spare;
   Attrs none;
   for (size_t i = 0; i < steps.size(); ++i) {
-    Tensor dst = i + 1 == steps.size() ? out : spare.defined() ? spare : Tensor(DType::Float32, out.shape(), out.device());
+    Tensor dst = out;
+    if (i + 1 < steps.size()) dst = spare.defined() ? spare : Tensor(DType::Float32, out.shape(), out.device());
     std::vector<Tensor> in{y};
     if (steps[i].operand.defined()) in.push_back(steps[i].operand);
     cuda_pointwise(KernelArgs{steps[i].prim, in, none, std::span<Tensor>(&dst, 1)});

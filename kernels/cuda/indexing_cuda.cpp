@@ -53,15 +53,17 @@ NonzeroRead nonzero_read(DType t) {
 // loop over the chunk's elements k that skips the zeros; the caller
 // appends the body for a nonzero element and closes the three blocks.
 std::string chunk_walk(const std::string& name, DType t, const char* params, const char* start) {
-  return fmt::format("extern \"C\" __global__ void {}(msl_i64 chunks, const {}* __restrict__ x, msl_i64 n, "
-                     "msl_i64 chunk, {}) {{\n",
-                     name, nonzero_read(t).type, params) +
+  return fmt::format(
+             "extern \"C\" __global__ void {}(msl_i64 chunks, const {}* __restrict__ x, msl_i64 n, "
+             "msl_i64 chunk, {}) {{\n",
+             name, nonzero_read(t).type, params) +
          loop_over("chunks") + start +
-         fmt::format("    const msl_i64 end = (i + 1) * chunk < n ? (i + 1) * chunk : n;\n"
-                     "    for (msl_i64 k = i * chunk; k < end; ++k) {{\n"
-                     "      const {} v = x[k];\n"
-                     "      if (!({})) continue;\n",
-                     nonzero_read(t).type, nonzero_read(t).test);
+         fmt::format(
+             "    const msl_i64 end = (i + 1) * chunk < n ? (i + 1) * chunk : n;\n"
+             "    for (msl_i64 k = i * chunk; k < end; ++k) {{\n"
+             "      const {} v = x[k];\n"
+             "      if (!({})) continue;\n",
+             nonzero_read(t).type, nonzero_read(t).test);
 }
 
 // The parameters nonzero's kernels start with (chunks, x, n, chunk).
@@ -101,9 +103,7 @@ std::string nd_offsets_kernel_text(DType index) {
 
 std::string nd_last_row_kernel_name() { return "msl_nd_last_row"; }
 
-std::vector<std::string> nd_last_row_param_types() {
-  return {"msl_i64", "const msl_i64*", "unsigned long long*"};
-}
+std::vector<std::string> nd_last_row_param_types() { return {"msl_i64", "const msl_i64*", "unsigned long long*"}; }
 
 std::string nd_last_row_kernel_text() {
   return "extern \"C\" __global__ void msl_nd_last_row(msl_i64 rows, const msl_i64* __restrict__ offs, "

@@ -122,7 +122,8 @@ void cuda_nonzero(const KernelArgs& a) {
     void* xp = x.raw();
     void* c = counts.raw();
     std::string name = nonzero_count_kernel_name(t);
-    CUfunction f = text_kernel(dev, name, name, what, [&] { return indexing_prelude() + nonzero_count_kernel_text(t); });
+    CUfunction f =
+        text_kernel(dev, name, name, what, [&] { return indexing_prelude() + nonzero_count_kernel_text(t); });
     void* count_args[] = {&chunks, &xp, &n, &chunk, &c};
     launch_over(dev, f, chunks, count_args, what);
     name = nonzero_scan_kernel_name();

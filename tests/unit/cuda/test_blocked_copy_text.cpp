@@ -45,9 +45,9 @@ TEST_CASE("to_blocked and from_blocked are the copy kernel over the blocked view
   std::string source = cuda::copy_kernel_prelude();
   for (DType t : kDTypes) {
     std::string T = cuda::cuda_type_name(t);
-    source += cuda::copy_kernel(t, t) + msl::test::emulated_launcher(cuda::copy_kernel_name(t, t),
-                                                                    {"long long", T + "*", "const " + T + "*",
-                                                                     "msl_geometry"});
+    source += cuda::copy_kernel(t, t) +
+              msl::test::emulated_launcher(cuda::copy_kernel_name(t, t),
+                                           {"long long", T + "*", "const " + T + "*", "msl_geometry"});
   }
   msl::test::HostModule module(source);
   for (DType t : kDTypes)

@@ -31,8 +31,8 @@
 #endif
 
 using namespace msl::kernels;
-using msl::test::EmulatedLaunch;
 using msl::test::emulated_launcher;
+using msl::test::EmulatedLaunch;
 
 namespace {
 
@@ -178,7 +178,9 @@ TEST_CASE("gather_nd and the tensor scatters from row offsets under host emulati
   uint32_t seed = 100;
   // Rows naming positions of the first K dims of x [4, 5, 3], negative
   // ones counting from the end, repeated positions (the scatters' order).
-  const std::vector<int64_t> rows_of[] = {{}, {2, -1, 0, 2, 3, -4}, {1, 4, -1, -5, 1, 4, 0, 0, 3, 2, 1, 4},
+  const std::vector<int64_t> rows_of[] = {{},
+                                          {2, -1, 0, 2, 3, -4},
+                                          {1, 4, -1, -5, 1, 4, 0, 0, 3, 2, 1, 4},
                                           {0, 1, 2, 3, -1, -3, 0, 1, 2, 1, 1, 1, 0, 1, -1}};
   for (DType t : kAllDTypes)
     for (DType it : kIndexDTypes)
@@ -291,7 +293,9 @@ TEST_CASE("every scatter and indexing kernel text compiles with NVRTC for sm_80 
   }
   for (int arch : {80, 90}) {
     cuda::NvrtcOutput out = cuda::nvrtc_compile(module_source(false), "indexing_kernels", arch);
-    CHECK(out.image.compare(0, 4, "\x7f" "ELF") == 0);
+    CHECK(out.image.compare(0, 4,
+                            "\x7f"
+                            "ELF") == 0);
   }
 }
 #endif

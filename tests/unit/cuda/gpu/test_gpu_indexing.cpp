@@ -27,7 +27,7 @@ using msl::test::int_tensor;
 using msl::test::on_gpu;
 using msl::test::values_of;
 
-constexpr DType kAddable[] = {DType::Int8,     DType::UInt8,   DType::Int32,  DType::Int64,
+constexpr DType kAddable[] = {DType::Int8,    DType::UInt8,    DType::Int32,   DType::Int64,
                               DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 
 // The tolerance of a scatter-add's float sums in another order (0: exact).
@@ -99,13 +99,12 @@ TEST_CASE("scatter_add and the N-d index primitives on the GPU") {
   same_error<IndexOutOfRange>(Prim::gather_nd, {x, bad_rows}, Attrs{});
   same_error<IndexOutOfRange>(Prim::tensor_scatter_update, {x, bad_rows, values_of(DType::Float32, Dims{3}, 3)},
                               Attrs{});
-  same_error<IndexOutOfRange>(Prim::tensor_scatter_add, {x, bad_rows, values_of(DType::Float32, Dims{3}, 4)},
-                              Attrs{});
+  same_error<IndexOutOfRange>(Prim::tensor_scatter_add, {x, bad_rows, values_of(DType::Float32, Dims{3}, 4)}, Attrs{});
 }
 
 TEST_CASE("nonzero, masked_fill and strided_slice_update on the GPU") {
-  for (DType t : {DType::Bool, DType::Int8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
-                  DType::Float32, DType::Float64})
+  for (DType t : {DType::Bool, DType::Int8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32,
+                  DType::Float64})
     for (const Dims& shape : {Dims{9}, Dims{3, 700, 70}, Dims{4, 0}}) {
       CAPTURE(dtype_name(t));
       CAPTURE(shape.str());
@@ -136,8 +135,8 @@ TEST_CASE("to_blocked, from_blocked and the fused convolutions on the GPU") {
       Tensor x = values_of(t, Dims{2, 32, 5, 6}, 10);
       both(Prim::to_blocked, {x}, Attrs{{"block", block}});
       // A permuted (non-contiguous) input.
-      both(Prim::to_blocked, {Tensor::view(values_of(t, Dims{2, 5, 6, 32}, 11), Dims{2, 32, 5, 6},
-                                           Dims{960, 1, 192, 32}, 0)},
+      both(Prim::to_blocked,
+           {Tensor::view(values_of(t, Dims{2, 5, 6, 32}, 11), Dims{2, 32, 5, 6}, Dims{960, 1, 192, 32}, 0)},
            Attrs{{"block", block}});
       Tensor in[] = {x};
       both(Prim::from_blocked, {execute1(Prim::to_blocked, in, Attrs{{"block", block}})}, Attrs{});
@@ -157,7 +156,7 @@ TEST_CASE("to_blocked, from_blocked and the fused convolutions on the GPU") {
       both(Prim::conv2d_bias, {x, w, values_of(DType::Float32, Dims{16}, 16)}, a, 1e-4);
       Attrs bn = a;
       bn.set("epsilon", 1e-3);
-      std::vector<Tensor> in{x, w, values_of(DType::Float32, Dims{16}, 17), values_of(DType::Float32, Dims{16}, 18),
+      std::vector<Tensor> in{x,    w,  values_of(DType::Float32, Dims{16}, 17), values_of(DType::Float32, Dims{16}, 18),
                              mean, var};
       both(Prim::conv2d_bn, in, bn, 1e-4);
       Tensor y = execute1(Prim::conv2d_bn, in, bn);
