@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <string>
 
+#include "jit/passes/fuse_elementwise.h"
+#include "jit/passes/fuse_epilogue.h"
+#include "jit/passes/memory_plan.h"
 #include "jit/passes/pipeline.h"
 
 namespace msl::jit {
@@ -19,10 +22,30 @@ BackendResult Target::compile(BackendContext& ctx, Specialized& sp) const {
   return result;
 }
 
-bool run_expand(BackendContext& ctx, Specialized& sp, BackendResult& result) {
+bool expand_pass(BackendContext& ctx, Specialized& sp, BackendResult& result) {
   if (!ctx.expand) return true;
   result.why = ctx.expand(sp);
   result.primitives = result.why.empty();
+  return true;
+}
+
+// Before elementwise fusion, which would otherwise take a bias add and ReLU
+// into a loop of its own.
+bool fuse_epilogue_pass(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  run_fuse_epilogue(ctx.module, sp);
+  return true;
+}
+
+bool fuse_elementwise_pass(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  run_fuse_elementwise(ctx.module, sp);
+  return true;
+}
+
+bool memory_plan_pass(BackendContext& ctx, Specialized& sp, BackendResult& result) {
+  result.plan = plan_memory(*sp.graph, sp);
+  if (ctx.debug) ctx.debug("@" + sp.graph->name() + ": memory plan: " + result.plan.summary());
   return true;
 }
 

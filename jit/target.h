@@ -15,7 +15,8 @@
 // The CPU target (target_cpu.cpp): expand, fuse_epilogue (oneDNN
 // contractions with their bias/activation/batch norm/residual), layout_choice
 // (channel-blocked activations), fuse_elementwise (LLVM loops), memory_plan.
-// The CUDA target (target_cuda.cpp): expand, fuse_elementwise (the same
+// The CUDA target (target_cuda.cpp): expand, fuse_epilogue (cuBLASLt and
+// cuDNN calls with their epilogues), fuse_elementwise (the same
 // clusters), compile_cuda (every fused kernel of the graph in one NVRTC
 // program), memory_plan. A target is chosen by the arguments' device.
 #pragma once
@@ -99,8 +100,13 @@ kernels::DeviceType device_of(const std::vector<AbsValue>& sig);
 // (pipeline.h) and every target's passes, each name once.
 std::vector<std::string> all_pass_names();
 
-// The pass shared by every target: the front's expansion.
-bool run_expand(BackendContext& ctx, Specialized& sp, BackendResult& result);
+// The passes more than one target runs (target.cpp), in the form of
+// Target::Pass::run: the front's expansion (every target's first); the
+// fusions, which run in GRAPH_MODE only (ctx.fuse); the memory plan.
+bool expand_pass(BackendContext& ctx, Specialized& sp, BackendResult& result);
+bool fuse_epilogue_pass(BackendContext& ctx, Specialized& sp, BackendResult& result);
+bool fuse_elementwise_pass(BackendContext& ctx, Specialized& sp, BackendResult& result);
+bool memory_plan_pass(BackendContext& ctx, Specialized& sp, BackendResult& result);
 
 // The CUDA target's compile_cuda pass on `g`: its fused nodes' programs
 // compiled as one unit (codegen/cuda_unit.h), which each node then runs on

@@ -3,23 +3,12 @@
 // loops, and the memory plan the executor's releases follow.
 #include <string>
 
-#include "jit/passes/fuse_elementwise.h"
-#include "jit/passes/fuse_epilogue.h"
 #include "jit/passes/layout_choice.h"
-#include "jit/passes/memory_plan.h"
 #include "jit/target.h"
 
 namespace msl::jit {
 
 namespace {
-
-// Before elementwise fusion, which would otherwise take a bias add and ReLU
-// into a loop of its own.
-bool fuse_epilogue(BackendContext& ctx, Specialized& sp, BackendResult&) {
-  if (!ctx.fuse) return false;
-  run_fuse_epilogue(ctx.module, sp);
-  return true;
-}
 
 // After epilogue fusion (its fused contractions take NCHW) and before
 // elementwise fusion, which then fuses the blocked elementwise ops.
@@ -33,18 +22,6 @@ bool layout_choice(BackendContext& ctx, Specialized& sp, BackendResult&) {
   return true;
 }
 
-bool fuse_elementwise(BackendContext& ctx, Specialized& sp, BackendResult&) {
-  if (!ctx.fuse) return false;
-  run_fuse_elementwise(ctx.module, sp);
-  return true;
-}
-
-bool memory_plan(BackendContext& ctx, Specialized& sp, BackendResult& result) {
-  result.plan = plan_memory(*sp.graph, sp);
-  if (ctx.debug) ctx.debug("@" + sp.graph->name() + ": memory plan: " + result.plan.summary());
-  return true;
-}
-
 class CpuTarget final : public Target {
  public:
   const char* name() const override { return "CPU"; }
@@ -54,11 +31,11 @@ class CpuTarget final : public Target {
  private:
   // clang-format off
   static constexpr Pass kPasses[] = {
-      {"expand",           run_expand},
-      {"fuse_epilogue",    fuse_epilogue},
+      {"expand",           expand_pass},
+      {"fuse_epilogue",    fuse_epilogue_pass},
       {"layout_choice",    layout_choice},
-      {"fuse_elementwise", fuse_elementwise},
-      {"memory_plan",      memory_plan},
+      {"fuse_elementwise", fuse_elementwise_pass},
+      {"memory_plan",      memory_plan_pass},
   };
   // clang-format on
 };

@@ -1,10 +1,11 @@
 // The CUDA target (target.h): graph mode on an NVIDIA GPU. The same front
-// half and the same elementwise fusion as the CPU's; each fused cluster's
-// program is rendered to CUDA C by the GPU's renderer, and all the kernels
-// of a graph are compiled by NVRTC as one program (codegen/cuda_unit.h).
-// Contractions and convolutions stay primitives (cuBLASLt, cuDNN) and
-// activations stay NCHW: the CPU's epilogue fusion and channel-blocked
-// layout are oneDNN's.
+// half, epilogue fusion and elementwise fusion as the CPU's; each fused
+// cluster's program is rendered to CUDA C by the GPU's renderer, and all
+// the kernels of a graph are compiled by NVRTC as one program
+// (codegen/cuda_unit.h). The fused contractions run on cuBLASLt (matmul
+// with its bias epilogue) and cuDNN (convolutions, their epilogue a
+// pointwise kernel; kernels/cuda/). Activations stay NCHW: the CPU's
+// channel-blocked layout is oneDNN's.
 //
 // Nothing in these passes reads a tensor, so the target also compiles
 // graphs whose arguments are on the CPU (msl --graph-target cuda, --emit=cuda):
@@ -15,31 +16,17 @@
 
 #include "jit/codegen/cuda_unit.h"
 #include "jit/fused_elementwise.h"
-#include "jit/passes/fuse_elementwise.h"
-#include "jit/passes/memory_plan.h"
 #include "jit/target.h"
 
 namespace msl::jit {
 
 namespace {
 
-bool fuse_elementwise(BackendContext& ctx, Specialized& sp, BackendResult&) {
-  if (!ctx.fuse) return false;
-  run_fuse_elementwise(ctx.module, sp);
-  return true;
-}
-
 bool compile_cuda(BackendContext& ctx, Specialized& sp, BackendResult&) {
   if (!ctx.fuse) return false;
   size_t kernels = attach_cuda_unit(*sp.graph);
   if (kernels > 0 && ctx.debug)
     ctx.debug("@" + sp.graph->name() + ": " + std::to_string(kernels) + " fused kernels compiled as one CUDA program");
-  return true;
-}
-
-bool memory_plan(BackendContext& ctx, Specialized& sp, BackendResult& result) {
-  result.plan = plan_memory(*sp.graph, sp);
-  if (ctx.debug) ctx.debug("@" + sp.graph->name() + ": memory plan: " + result.plan.summary());
   return true;
 }
 
@@ -53,10 +40,11 @@ class CudaTarget final : public Target {
  private:
   // clang-format off
   static constexpr Pass kPasses[] = {
-      {"expand",           run_expand},
-      {"fuse_elementwise", fuse_elementwise},
+      {"expand",           expand_pass},
+      {"fuse_epilogue",    fuse_epilogue_pass},
+      {"fuse_elementwise", fuse_elementwise_pass},
       {"compile_cuda",     compile_cuda},
-      {"memory_plan",      memory_plan},
+      {"memory_plan",      memory_plan_pass},
   };
   // clang-format on
 };
