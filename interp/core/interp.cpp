@@ -14,6 +14,7 @@
 #include "interp/builtins/format.h"
 #include "interp/core/nodes.h"
 #include "interp/core/sandbox.h"
+#include "jit/codegen/cuda_unit.h"
 #include "lang/parser.h"
 
 namespace msl {
@@ -49,6 +50,9 @@ static std::atomic<uint64_t> g_next_serial{1};
 Interp::Interp(Options opts)
     : heap_(request_collection, this), opts_(std::move(opts)), serial_(g_next_serial.fetch_add(1)) {
   heap_.activate();
+  // GPU kernels compiled by NVRTC are kept in the on-disk compile cache,
+  // beside graph mode's CPU loops (kernels/cuda/image_cache.h).
+  jit::codegen::install_gpu_image_store();
   void* mem = mmap(nullptr, kValueStackSize * sizeof(Value), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) throw std::bad_alloc();
   stack_base_ = stack_top_ = static_cast<Value*>(mem);

@@ -1,22 +1,18 @@
 // Graph units of GPU kernels (cuda_unit.h).
 #include "jit/codegen/cuda_unit.h"
 
-#include <fmt/format.h>
 
 #include <atomic>
+#include <mutex>
 #include <set>
 
 #include "jit/codegen/object_cache.h"
 #include "kernels/cuda/elementwise_cuda.h"
-#include "kernels/cuda/nvrtc_compiler.h"
+#include "kernels/cuda/image_cache.h"
 
 namespace msl::jit::codegen {
 
 namespace {
-
-// Bumped when what a unit's image depends on changes beyond its key's other
-// parts (NVRTC's options, nvrtc_compiler.cpp).
-constexpr int kUnitFormat = 1;
 
 std::atomic<int64_t> g_compiled{0}, g_disk_hits{0};
 
@@ -32,21 +28,25 @@ std::string render_cuda_unit(std::span<const kernels::EwProgram* const> programs
   return unit;
 }
 
+void install_gpu_image_store() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The directory is read from the environment at each use, as for the
+    // CPU's loops (ObjectCache::from_environment).
+    kernels::cuda::set_image_store({
+        [](const std::string& key) { return ObjectCache::from_environment().load(key); },
+        [](const std::string& key, const std::string& image) { ObjectCache::from_environment().store(key, image); },
+    });
+  });
+}
+
 std::shared_ptr<const kernels::cuda::ProgramUnit> compile_cuda_unit(std::string source, const std::string& name) {
+  install_gpu_image_store();
   auto unit = std::make_shared<kernels::cuda::ProgramUnit>();
   kernels::cuda::unit_compile_target(unit->arch, unit->ptx);
-  std::string key = fmt::format("msl cuda unit {}\narch {}\nimage {}\nnvrtc {}\n", kUnitFormat, unit->arch,
-                                unit->ptx ? "ptx" : "cubin", kernels::cuda::nvrtc_version()) +
-                    source;
-  ObjectCache disk = ObjectCache::from_environment();
-  if (std::optional<std::string> image = disk.load(key)) {
-    unit->image = std::move(*image);
-    ++g_disk_hits;
-  } else {
-    unit->image = kernels::cuda::nvrtc_compile(source, name, unit->arch, unit->ptx).image;
-    disk.store(key, unit->image);  // best-effort, as for the CPU's loops
-    ++g_compiled;
-  }
+  kernels::cuda::CachedImage image = kernels::cuda::compile_cached(source, name, unit->arch, unit->ptx);
+  ++(image.from_store ? g_disk_hits : g_compiled);
+  unit->image = std::move(image.image);
   unit->source = std::move(source);
   return unit;
 }

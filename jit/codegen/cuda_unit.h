@@ -5,10 +5,9 @@
 // compiled once (NVRTC's start-up is ~100 ms: one compile per kernel would
 // cost seconds per graph).
 //
-// Compiled units are kept in the on-disk compile cache (object_cache.h)
-// under a key naming everything the image depends on: the source, the
-// architecture, cubin or PTX, the NVRTC version and a format version. A
-// second run of a script starts no NVRTC.
+// Compiled units are kept in the on-disk compile cache (object_cache.h), as
+// every GPU image is (kernels/cuda/image_cache.h): a second run of a script
+// starts no NVRTC.
 #pragma once
 
 #include <cstdint>
@@ -39,5 +38,10 @@ std::string render_cuda_unit(std::span<const kernels::EwProgram* const> programs
 std::shared_ptr<const kernels::cuda::ProgramUnit> compile_cuda_unit(std::string source, const std::string& name);
 
 CudaUnitStats cuda_unit_stats();
+
+// Makes the on-disk compile cache the store of every GPU image, the eager
+// kernels' included (kernels/cuda/image_cache.h); idempotent. The
+// interpreter calls it at start-up, compile_cuda_unit before compiling.
+void install_gpu_image_store();
 
 }  // namespace msl::jit::codegen

@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/cuda_driver.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/image_cache.h"
 #include "kernels/cuda/nvrtc_compiler.h"
 #include "kernels/errors.h"
 
@@ -163,7 +164,7 @@ CUfunction CudaDevice::function(const std::string& source, const char* kernel, c
     int arch = 0;
     bool ptx = false;
     nvrtc_target_for(info_.arch, arch, ptx);
-    return nvrtc_compile(source, what, arch, ptx).image;
+    return compile_cached(source, what, arch, ptx).image;
   });
 }
 

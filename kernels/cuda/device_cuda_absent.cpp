@@ -1,6 +1,7 @@
 // The GPU entry points of a build without the CUDA back end (MSL_CUDA=OFF,
 // or AUTO on a machine without the CUDA toolkit): there is no GPU to open
 // and no NVRTC to compile graph units with.
+#include "kernels/cuda/image_cache.h"
 #include "kernels/cuda/nvrtc_compiler.h"
 #include "kernels/cuda/program_unit.h"
 #include "kernels/device.h"
@@ -22,6 +23,8 @@ NvrtcOutput nvrtc_compile(const std::string&, const std::string&, int, bool) { t
 std::vector<int> nvrtc_supported_archs() { return {}; }
 std::string nvrtc_version() { return ""; }
 std::string nvrtc_unavailable_reason() { return kNoCuda; }
+void set_image_store(ImageStore) {}
+CachedImage compile_cached(const std::string&, const std::string&, int, bool) { throw DeviceError(kNoCuda); }
 void unit_compile_target(int&, bool&) { throw DeviceError(kNoCuda); }
 void launch_unit_kernel(const ProgramUnit&, const std::string&, int64_t, std::span<const Tensor>,
                         std::span<const Tensor>, size_t, const char*) {
