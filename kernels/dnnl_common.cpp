@@ -78,14 +78,21 @@ size_t Key::hash() const {
 
 int64_t thread_count() { return omp_get_max_threads(); }
 
+// Also where the kernels' thread count reaches oneDNN: OpenMP's count is
+// per calling thread, and the default one (available_cpus) or a cgroup
+// quota is not OpenMP's own.
 SerialScope::SerialScope(bool serial) {
-  if (serial && !omp_in_parallel() && omp_get_max_threads() > 1) {
+  if (omp_in_parallel()) return;
+  int want = serial || cores_contended() ? 1 : num_threads();
+  if (omp_get_max_threads() != want) {
     restore_ = omp_get_max_threads();
-    omp_set_num_threads(1);
+    omp_set_num_threads(want);
   }
+  if (want > 1) clock_.emplace();
 }
 
 SerialScope::~SerialScope() {
+  clock_.reset();
   if (restore_) omp_set_num_threads(restore_);
 }
 

@@ -30,9 +30,11 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
+#include "kernels/contention.h"
 #include "kernels/tensor.h"
 
 namespace msl::kernels::onednn {
@@ -96,9 +98,11 @@ constexpr int64_t kSerialMacs = int64_t(1) << 18;
 constexpr int64_t kSerialElements = int64_t(1) << 15;
 
 // Runs the enclosed oneDNN calls (plan creation and execution) on the
-// calling thread alone when `serial`: an OpenMP fork/join costs
-// microseconds, more than a small op, and far more when another process
-// holds the other cores. oneDNN sizes its work split by the OpenMP thread
+// kernels' thread count, or on the calling thread alone when `serial`: an
+// OpenMP fork/join costs microseconds, more than a small op, and far more
+// when another process holds the other cores (so also while
+// cores_contended(); a multi-threaded call is timed for that,
+// kernels/contention.h). oneDNN sizes its work split by the OpenMP thread
 // count, which is why the count is part of every plan key.
 class SerialScope {
  public:
@@ -109,6 +113,7 @@ class SerialScope {
 
  private:
   int restore_ = 0;
+  std::optional<CallClock> clock_;
 };
 
 // A bounded LRU map from configurations to entries. Entries are shared, so a

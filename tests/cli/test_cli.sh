@@ -38,6 +38,10 @@ check sys-exit 3 "" -- "$msl" run "$tmp/exit.msl"
 check missing-file 2 "cannot open file" -- "$msl" run "$tmp/nope.msl"
 check directory-as-file 2 "cannot open file" -- "$msl" run "$tmp"
 check unknown-option 2 "unknown option '--frobnicate'" -- "$msl" --frobnicate
+# The kernels' thread count defaults to the CPUs the process may run on.
+threads='import msl; print("threads", msl._core.get_num_threads())'
+check threads-affinity 0 "threads 1" -- env -u OMP_NUM_THREADS taskset -c 0 "$msl" -c "$threads"
+check threads-option 0 "threads 3" -- taskset -c 0 "$msl" --threads 3 -c "$threads"
 check bad-mode 2 "--mode must be 'graph' or 'pynative'" -- "$msl" --mode fast -c 'pass'
 check run-without-file 2 "run needs a FILE" -- "$msl" run
 check bad-seed 2 "expects an integer" -- "$msl" --seed x -c 'pass'
