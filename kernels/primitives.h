@@ -109,6 +109,8 @@ enum class PrimTrait : uint8_t { None, Elementwise, Random };
   X(nonzero,      1, 1, Compute, "", None) \
   X(masked_fill,  3, 1, Compute, "", None) \
   X(strided_slice_update, 2, 1, Compute, "begin:ints end:ints strides:ints", None) \
+  /* sorting along the last axis (sort.cpp): values and int32 positions */ \
+  X(sort,         1, 2, Compute, "descending:bool", None) \
   /* channel-blocked activations (blocked_layout.h; made by graph mode, no gradient) */ \
   X(to_blocked,   1, 1, Compute, "block:int", None) \
   X(from_blocked, 1, 1, Compute, "", None) \

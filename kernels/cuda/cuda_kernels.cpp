@@ -12,6 +12,7 @@
 #include "kernels/cuda/indexing_cuda.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/movement_cuda.h"
+#include "kernels/cuda/sort_cuda.h"
 #include "kernels/cuda/optimizer_cuda.h"
 #include "kernels/cuda/pointwise_cuda.h"
 #include "kernels/cuda/random_cuda.h"
@@ -104,6 +105,7 @@ void register_cuda_kernels() {
     register_softmax_kernels();
     register_movement_kernels();
     register_indexing_kernels();
+    register_sort_kernels();
     register_optimizer_kernels();
     register_random_kernels();
   });

@@ -5,7 +5,8 @@
 // (every elementwise primitive, any dtype and strides), reductions,
 // softmax and losses, movement (gather, scatter_add, one_hot, concat,
 // pad), NumPy-style indexing (gather_nd, the tensor scatters, nonzero,
-// masked_fill, strided_slice_update: indexing_cuda.h), optimizer updates,
+// masked_fill, strided_slice_update: indexing_cuda.h), sort (a stable
+// merge sort per row: sort_cuda.h), optimizer updates,
 // random (the CPU's Philox stream), pooling and batch norm; assign, cast,
 // to_blocked and from_blocked are the strided copy (copy_cuda.h); the
 // views are the CPU's kernels, which only make geometry; matmul and
