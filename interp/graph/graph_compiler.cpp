@@ -63,6 +63,8 @@ struct GraphCompiler::Session {
   size_t nargs;
   std::vector<Value> weights;
   std::unordered_map<const Object*, Node*> weight_nodes;
+  std::map<std::pair<const Object*, int>, Node*> amp_casts;
+  std::unordered_map<const FuncGraph*, FuncGraph*> amp_wrappers;
   ir::Lowerer lowerer;
   // Identity keys for (function, self) pairs: a bound method's graph is
   // specific to its instance.
@@ -82,6 +84,55 @@ struct GraphCompiler::Session {
     weights.push_back(p);
     weight_nodes[p.obj()] = n;
     return n;
+  }
+
+  // Mixed precision (Cell.to_float): a Parameter named in the Cell's
+  // _amp_params, read as self.<name>, is read cast to the Cell's
+  // _float_dtype (MindSpore casts a mixed-precision Cell's Parameters at
+  // use); the weight stays the float32 parameter of the root graph and
+  // the cast's gradient brings its sensitivity back to float32. One cast
+  // per weight and dtype, in the root graph, shared by every read.
+  Node* amp_weight(const Value& self, const std::string& name, const Value& p) {
+    Interp& I = gc.I;
+    if (!is_tensor(p) || !tensor_obj(p)->param) return nullptr;
+    Value names = I.getattr_or_undef(self, I.intern("_amp_params"));
+    if (!names.is(Kind::Tuple)) return nullptr;
+    bool listed = false;
+    for (const Value& n : static_cast<Tuple*>(names.obj())->items)
+      listed = listed || (n.is(Kind::Str) && static_cast<Str*>(n.obj())->s == name);
+    Value dt = I.getattr_or_undef(self, I.intern("_float_dtype"));
+    if (!listed || !is_dtype_obj(dt)) return nullptr;
+    kernels::DType to = static_cast<DTypeObj*>(dt.obj())->dtype;
+    if (tensor_of(p).dtype() == to) return nullptr;
+    Node*& n = amp_casts[{p.obj(), static_cast<int>(to)}];
+    if (!n) {
+      Node* w = weight_node(p);
+      n = root->apply(kernels::Prim::cast, {w}, "", root->loc(), kernels::Attrs{{"dtype", to}});
+    }
+    return n;
+  }
+
+  // A user Cell set to_float casts its floating-point inputs when called
+  // (Cell._cast_input; PyNative does it in Cell.__call__): its construct is
+  // called through a graph that casts each argument first. Library Cells
+  // cast what they need themselves (Dense, Conv*), and a construct with
+  // defaults is called directly (its arguments may be left out).
+  FuncGraph* amp_inputs(const Value& cell, const ResolvedName& construct) {
+    Interp& I = gc.I;
+    Value amp = I.getattr_or_undef(cell, I.intern("_amp"));
+    if (!amp.is_bool() || !amp.as_bool() || !construct.defaults.empty()) return nullptr;
+    Value cast = I.getattr_or_undef(cell, I.intern("_cast_input"));
+    if (!cast.is(Kind::BoundMethod)) return nullptr;
+    FuncGraph* inner = lowerer.lower(construct);
+    if (!inner) graph_mode_error(I, lowerer.errors());
+    FuncGraph*& w = amp_wrappers[inner];
+    if (w) return w;
+    w = gc.module.new_graph("to_float_" + inner->name(), root, inner->loc());
+    std::vector<Node*> call{w->constant(inner)};
+    Node* c = w->constant(host_ref(I, cast));
+    for (Node* p : inner->params()) call.push_back(w->apply({c, w->add_param(p->name(), p->loc())}, "", w->loc()));
+    w->set_output(w->apply(call, "", w->loc()));
+    return w;
   }
 
   const void* key_for(const Object* fn, const Object* self) {
@@ -201,8 +252,12 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
       // WithLossCell...: their constructs are written in the graph-mode
       // subset), so Cells nest in one graph.
       if (bm->func.is(Kind::Function)) {
-        ResolvedName f = function_name(static_cast<Function*>(bm->func.obj()), v, nullptr);
-        if (f.kind == ResolvedName::Kind::Function) return f;
+        auto* fn = static_cast<Function*>(bm->func.obj());
+        ResolvedName f = function_name(fn, v, nullptr);
+        if (f.kind != ResolvedName::Kind::Function) return f;
+        if (!is_library(fn))
+          if (FuncGraph* w = amp_inputs(v, f)) return r.value = w, r;
+        return f;
       }
       r.value = host_ref(I, construct);
       return r;
@@ -275,6 +330,13 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
       v = I.getattr_or_undef(v, I.intern(parts[i]));
       if (v.is_undef()) return {};
     }
+    if (parts.size() == 2 && head == self_name)
+      if (Node* low = amp_weight(self_v, parts[1], v)) {
+        ResolvedName r;
+        r.kind = ResolvedName::Kind::Node;
+        r.node = low;
+        return r;
+      }
     return classify(v);
   };
   ctx->evaluate = [this, keep, self_v, self_name](const ast::Expr& e) -> ResolvedName {
