@@ -251,7 +251,7 @@ int run_job(const CommandLine& cl) {
   if (!cl.has_code && !cl.run) {
     if (!cl.emit.empty()) usage_error("--emit needs a FILE (msl --emit " + cl.emit + " run FILE)");
     msl::Interp interp(opts);
-    return msl::run_repl(interp, cl.mode);
+    return msl::run_repl(interp);
   }
 
   std::string name = cl.run ? cl.file : "<string>";

@@ -26,6 +26,7 @@
 // dictionaries and instance attributes directly (no getattr, no properties,
 // no __getattr__).
 #include "interp/repl.h"
+#include "interp/core/nodes.h"
 
 #include <histedit.h>
 #include <unistd.h>
@@ -97,8 +98,7 @@ std::string format_elapsed(double seconds) {
 
 class Repl {
  public:
-  Repl(Interp& I, std::string mode)
-      : I_(I), main_(I.main_module()), interactive_(isatty(STDIN_FILENO)), mode_(std::move(mode)) {}
+  explicit Repl(Interp& I) : I_(I), main_(I.main_module()), interactive_(isatty(STDIN_FILENO)) {}
   ~Repl() { close_editor(); }
 
   int run();
@@ -135,7 +135,6 @@ class Repl {
   Interp& I_;
   Ref<Module> main_;
   bool interactive_;
-  std::string mode_;
 
   EditLine* el_ = nullptr;
   History* hist_ = nullptr;
@@ -327,23 +326,57 @@ std::optional<int> Repl::meta(std::string_view line) {
     }
     return execute(std::string(arg) + "\n", true);
   } else if (cmd == "mode") {
+    // The mode is msl.context's (GRAPH_MODE compiles Cells and msl.jit
+    // functions): set and read through msl, under a name removed after.
     if (!arg.empty()) {
       if (arg != "graph" && arg != "pynative") {
         err(fmt::format("error: unknown mode '{}' (expected graph or pynative)\n", arg));
         return std::nullopt;
       }
-      mode_ = std::string(arg);
+      if (auto s = execute(fmt::format("import msl as __msl_repl__\n__msl_repl__.set_context(mode=__msl_repl__.{})\n"
+                                       "del __msl_repl__\n",
+                                       arg == "graph" ? "GRAPH_MODE" : "PYNATIVE_MODE"),
+                           false))
+        return s;
     }
-    if (mode_ == "graph")
-      out("mode: graph (graph mode is not implemented yet: statements still run eagerly, as in pynative)\n");
-    else
-      out("mode: pynative\n");
+    return execute(
+        "import msl as __msl_repl__\n"
+        "print('mode: ' + ('graph' if __msl_repl__.get_context('mode') == __msl_repl__.GRAPH_MODE else 'pynative'))\n"
+        "del __msl_repl__\n",
+        false);
   } else if (cmd == "ir") {
     if (arg.empty()) {
       err("usage: :ir NAME\n");
       return std::nullopt;
     }
-    err("error: graph IR is not available yet (ANF lowering lands with graph mode)\n");
+    Value v;
+    if (!resolve_chain(arg, v)) {
+      err(fmt::format("error: name '{}' is not defined\n", arg));
+      return std::nullopt;
+    }
+    // The graph is compiled for the callable's positional parameters: a
+    // function's, a method's or a Cell's construct's but self.
+    int64_t nargs = -1;
+    Value fn = v;
+    int64_t bound = 0;
+    if (fn.is(Kind::BoundMethod)) {
+      fn = fn.as<BoundMethod>()->func;
+      bound = 1;
+    } else if (fn.is(Kind::Instance)) {
+      if (Value* c = I_.cls_of(fn)->lookup(I_.intern("construct"))) {
+        fn = *c;
+        bound = 1;
+      }
+    }
+    if (fn.is(Kind::Function)) nargs = static_cast<int64_t>(fn.as<Function>()->code->nposargs) - bound;
+    if (nargs < 0) {
+      err(fmt::format("error: '{}' is not a function or a Cell\n", arg));
+      return std::nullopt;
+    }
+    return execute(fmt::format("import msl._graph as __msl_graph__\nprint(__msl_graph__.ir_text({}, {}), end='')\n"
+                               "del __msl_graph__\n",
+                               arg, nargs),
+                   false);
   } else {
     err(fmt::format("error: unknown command ':{}' (type :help for the list)\n", cmd));
   }
@@ -540,8 +573,8 @@ unsigned char Repl::complete(EditLine* el, const std::string& before) {
 
 }  // namespace
 
-int run_repl(Interp& I, const std::string& mode) {
-  Repl repl(I, mode == "pynative" ? mode : "graph");
+int run_repl(Interp& I) {
+  Repl repl(I);
   return repl.run();
 }
 

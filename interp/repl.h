@@ -11,8 +11,9 @@
 namespace msl {
 
 // Runs the REPL on the terminal until Ctrl-D or :quit; returns the exit status
-// (0, or the code given to sys.exit). `mode` is the --mode of the command line,
-// shown and changed by :mode.
-int run_repl(Interp& I, const std::string& mode = "graph");
+// (0, or the code given to sys.exit). :mode shows and sets msl.context's
+// mode (the command line's --mode at start), :ir NAME prints the graph IR
+// of a function or Cell as graph mode compiles it.
+int run_repl(Interp& I);
 
 }  // namespace msl

@@ -18,6 +18,7 @@
 #include "interp/builtins/conversions.h"
 #include "interp/builtins/format.h"
 #include "interp/builtins/format_internal.h"
+#include "interp/core/name_suggestion.h"
 #include "interp/core/native_args.h"
 #include "interp/builtins/unicode.h"
 
@@ -829,31 +830,11 @@ Value builtin_callable(Interp& I, Args& a, Object*) {
   return Value::boolean(is_callable(I, v[0]));
 }
 
-void add_class_names(Class* c, std::vector<std::string>& out) {
-  for (; c; c = c->base.get())
-    for (auto& [k, v] : c->dict.entries()) out.push_back(k->s);
-}
-
 Value builtin_dir(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "dir", a, 0, 1, v);
-  std::vector<std::string> names;
-  if (v[0].is_undef()) {
-    // No frame introspection: the names of the main program.
-    for (GlobalSlot* s : I.main_module()->order)
-      if (!s->value.is_undef()) names.push_back(s->name->s);
-  } else if (v[0].is(Kind::Module)) {
-    for (GlobalSlot* s : v[0].as<Module>()->order)
-      if (!s->value.is_undef()) names.push_back(s->name->s);
-  } else if (v[0].is(Kind::Class)) {
-    add_class_names(v[0].as<Class>(), names);
-  } else {
-    if (v[0].is(Kind::Instance) || v[0].is(Kind::Exception))
-      for (auto& [k, val] : v[0].as<Instance>()->attrs.entries()) names.push_back(k->s);
-    add_class_names(I.cls_of(v[0]), names);
-  }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
+  // No frame introspection: dir() lists the names of the main program.
+  std::vector<std::string> names = names_of(I, v[0].is_undef() ? Value::object(I.main_module().get()) : v[0]);
   std::vector<Value> items;
   items.reserve(names.size());
   for (auto& n : names) items.push_back(str_value(n));

@@ -21,6 +21,7 @@ void init_str_methods(Interp& I);
 void init_list_methods(Interp& I);  // list and tuple
 void init_dict_methods(Interp& I);  // dict, dict views, set and frozenset
 void init_file_object(Interp& I);   // the class of open()'s file objects
+void init_help(Interp& I);          // help(obj) (help.cpp)
 // Registers math, time, os, os.path, sys and random as native modules.
 void register_std_modules(Interp& I);
 

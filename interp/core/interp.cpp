@@ -13,6 +13,7 @@
 
 #include "interp/builtins/format.h"
 #include "interp/core/nodes.h"
+#include "interp/core/name_suggestion.h"
 #include "interp/core/sandbox.h"
 #include "jit/codegen/cuda_unit.h"
 #include "lang/parser.h"
@@ -26,6 +27,7 @@ void init_str_methods(Interp& I);
 void init_list_methods(Interp& I);
 void init_dict_methods(Interp& I);
 void init_file_object(Interp& I);
+void init_help(Interp& I);
 void register_std_modules(Interp& I);
 // Defined in interp/core/core_methods.cpp.
 void init_core_methods(Interp& I);
@@ -68,6 +70,7 @@ Interp::Interp(Options opts)
   init_list_methods(*this);
   init_dict_methods(*this);
   init_file_object(*this);
+  init_help(*this);
   register_std_modules(*this);
   sandbox_module(*this, "builtins", *builtins_);
   if (opts_.memory_limit > 0) budget_ = kernels::MemoryBudget::make(opts_.memory_limit);
@@ -329,6 +332,13 @@ Value Interp::new_exception(Class* cls, std::string message) {
 
 void Interp::raise(Class* cls, std::string message) { throw MslError{new_exception(cls, std::move(message))}; }
 
+void Interp::raise_missing(Class* cls, std::string message, Str* name, Value where) {
+  Value exc = new_exception(cls, std::move(message));
+  exc.as<ExceptionObj>()->suggest_for = Ref<Str>(name);
+  exc.as<ExceptionObj>()->suggest_in = std::move(where);
+  throw MslError{exc};
+}
+
 void Interp::raise_value(Value exc) {
   if (exc.is(Kind::Class) && exc.as<Class>()->is_subclass_of(exc_base.get())) exc = call0(exc);
   if (!exc.is(Kind::Exception)) raise(exception_class("TypeError").get(), "exceptions must derive from BaseException");
@@ -453,7 +463,7 @@ std::string Interp::format_exception_chain(const Value& exc, bool chained) {
       if (repeat > 2) out += fmt::format("  [Previous line repeated {} more times]\n", repeat);
     }
   }
-  out += exception_summary(exc) + "\n";
+  out += exception_summary(exc) + suggestion_suffix(*this, exc) + "\n";
   return out;
 }
 

@@ -147,6 +147,9 @@ class Interp {
   // ---------------------------------------------------------------- errors
   [[noreturn]] void raise(Class* cls, std::string message);
   [[noreturn]] void raise_value(Value exc);  // an exception instance or class
+  // NameError/AttributeError for `name`, not found in `where` (a module, or
+  // the object): the traceback suggests the closest name there.
+  [[noreturn]] void raise_missing(Class* cls, std::string message, Str* name, Value where);
   Ref<Class> exception_class(std::string_view name);  // builtin exception by name
   // Creates an exception instance of `cls` with args (message,).
   Value new_exception(Class* cls, std::string message);

@@ -37,8 +37,9 @@ void ExprNode::aug(Frame& f, ast::BinOp op, ExprNode* value) {
 namespace nodes {
 namespace {
 
-[[noreturn]] void name_error(Interp& I, Str* name) {
-  I.raise(I.exception_class("NameError").get(), "name '" + name->s + "' is not defined");
+[[noreturn]] void name_error(Frame& f, Str* name) {
+  f.I.raise_missing(f.I.exception_class("NameError").get(), "name '" + name->s + "' is not defined", name,
+                    f.module ? Value::object(f.module) : Value());
 }
 [[noreturn]] void unbound_local(Interp& I, Str* name) {
   I.raise(I.exception_class("UnboundLocalError").get(),
@@ -153,7 +154,7 @@ struct Global final : ExprNode {
     if (!slot->value.is_undef()) return slot->value;
     if (builtin && !builtin->value.is_undef()) return builtin->value;
     try {
-      name_error(f.I, slot->name.get());
+      name_error(f, slot->name.get());
     } catch (MslError& e) {
       locate(e, span);
       throw;
@@ -166,7 +167,7 @@ struct Global final : ExprNode {
   void del(Frame& f) override {
     if (slot->value.is_undef()) {
       try {
-        name_error(f.I, slot->name.get());
+        name_error(f, slot->name.get());
       } catch (MslError& e) {
         locate(e, span);
         throw;
@@ -187,7 +188,7 @@ struct ClassName final : ExprNode {
   void del(Frame& f) override {
     if (!f.class_ns->dict.erase(name.get())) {
       try {
-        name_error(f.I, name.get());
+        name_error(f, name.get());
       } catch (MslError& e) {
         locate(e, span);
         throw;

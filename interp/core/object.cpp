@@ -261,10 +261,11 @@ void ExceptionObj::traverse(GcVisitor& v) {
   v.visit(args);
   v.visit(cause);
   v.visit(context);
+  v.visit(suggest_in);
 }
 void ExceptionObj::gc_clear() {
   Instance::gc_clear();
-  args = cause = context = Value();
+  args = cause = context = suggest_in = Value();
 }
 
 void Module::traverse(GcVisitor& v) {

@@ -324,6 +324,11 @@ struct ExceptionObj : Instance {
   TraceEntry handled_at;
   // SyntaxError raised for a whole file: every diagnostic found in it.
   std::vector<Diagnostic> diagnostics;
+  // NameError/AttributeError: the name not found and where it was looked
+  // for (a module, or the object), for the traceback's "Did you mean"
+  // (name_suggestion.h).
+  Ref<Str> suggest_for;
+  Value suggest_in;
   void traverse(GcVisitor& v) override;
   void gc_clear() override;
 };

@@ -166,15 +166,15 @@ Value Interp::getattr_or_undef(const Value& obj, Str* name) {
 Value Interp::getattr(const Value& obj, Str* name) {
   Value v = getattr_or_undef(obj, name);
   if (!v.is_undef()) return v;
+  Class* error = exception_class("AttributeError").get();
   if (obj.is(Kind::Module))
-    raise(exception_class("AttributeError").get(),
-          fmt::format("module '{}' has no attribute '{}'", obj.as<Module>()->name->s, name->s));
+    raise_missing(error, fmt::format("module '{}' has no attribute '{}'", obj.as<Module>()->name->s, name->s), name,
+                  obj);
   if (obj.is(Kind::Class))
-    raise(exception_class("AttributeError").get(),
-          fmt::format("type object '{}' has no attribute '{}'", obj.as<Class>()->name->s, name->s));
-  if (obj.is(Kind::Super))
-    raise(exception_class("AttributeError").get(), fmt::format("'super' object has no attribute '{}'", name->s));
-  raise(exception_class("AttributeError").get(), fmt::format("'{}' object has no attribute '{}'", type_name(obj), name->s));
+    raise_missing(error, fmt::format("type object '{}' has no attribute '{}'", obj.as<Class>()->name->s, name->s),
+                  name, obj);
+  if (obj.is(Kind::Super)) raise(error, fmt::format("'super' object has no attribute '{}'", name->s));
+  raise_missing(error, fmt::format("'{}' object has no attribute '{}'", type_name(obj), name->s), name, obj);
 }
 
 // object.__setattr__: the default attribute store, bypassing a user __setattr__.

@@ -926,11 +926,13 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
 
 std::string graph_ir_text(Interp& I, const Value& fn, size_t nargs) {
   GraphCompiler& gc = compiler_of(I);
-  if (GradFunctionObj* gf = grad_function_of(fn))
+  if (GradFunctionObj* gf = grad_function_of(fn)) {
     gc.compile_grad(gf, nargs);
-  else
-    gc.built(gc.compile(fn, nargs));
-  return ir::print_module(gc.module);
+    return ir::print_module(gc.module);
+  }
+  // The callable's graph and the graphs nested in it, not everything
+  // compiled before.
+  return ir::print_graph(*gc.built(gc.compile(fn, nargs)).graph);
 }
 
 }  // namespace msl

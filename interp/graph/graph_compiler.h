@@ -58,8 +58,9 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args);
 Value make_jit_function(Interp& I, const Value& fn);
 Value make_grad_function(Interp& I, const Value& fn, GradSpec spec);
 
-// The IR of what calling `fn` with `nargs` arguments compiles (for
-// --emit=anf/grad and save_graphs): the root graph's module printed.
+// The IR of what calling `fn` with `nargs` arguments compiles (msl._graph.
+// ir_text, the REPL's :ir): the graph of `fn` and the graphs nested in it;
+// for a gradient function, the whole module.
 std::string graph_ir_text(Interp& I, const Value& fn, size_t nargs);
 
 }  // namespace msl

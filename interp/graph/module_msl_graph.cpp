@@ -5,7 +5,7 @@
 //                 return_value)      a GradFunction (inputs: "none", "one",
 //                                    "tuple" or "all"; weights: None or a
 //                                    sequence of Parameters)
-//   ir_text(fn, nargs)               the IR module after compiling fn
+//   ir_text(fn, nargs)               the IR of fn's graph (a gradient function: the module)
 //   set_save_graphs(flag, path)      msl.context's save_graphs options
 //   cli_options()                    (mode, save_graphs dir or None, device target) from msl's command line
 //   compile_times()                  [(phase, ms)] of the last compilation

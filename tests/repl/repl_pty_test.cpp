@@ -330,12 +330,32 @@ void first_session() {
   s.expect("help", ":time STMT");
   s.expect("help", ":quit");
   s.prompt("after :help");
+  // :mode is msl.context's mode, which the program then sees.
   s.send(":mode pynative\n");
   s.expect(":mode", "mode: pynative");
   s.prompt("after :mode");
+  s.send("import msl; msl.get_context('mode') == msl.PYNATIVE_MODE\n");
+  s.expect("the context follows :mode", "\nTrue\n");
+  s.prompt("after get_context");
+  s.send(":mode graph\n");
+  s.expect(":mode graph", "mode: graph");
+  s.prompt("after :mode graph");
+  // :ir prints the graph a function compiles to: `add` is a + b.
   s.send(":ir add\n");
-  s.expect(":ir", "graph IR is not available yet");
+  s.expect(":ir", "subgraph @add(");
+  s.expect(":ir body", "= add(%para1_");
   s.prompt("after :ir");
+  s.send(":ir no_such_function\n");
+  s.expect(":ir of an unknown name", "name 'no_such_function' is not defined");
+  s.prompt("after :ir unknown");
+  // help() shows the signature; a misspelt name gets a suggestion.
+  s.send("help(add)\n");
+  s.expect("help", "Help on function add in module __main__:");
+  s.expect("help signature", "add(a, b)");
+  s.prompt("after help");
+  s.send("ad(1, 2)\n");
+  s.expect("did you mean", "NameError: name 'ad' is not defined. Did you mean: 'add'?");
+  s.prompt("after did you mean");
   s.send(":bogus\n");
   s.expect("unknown meta command", "unknown command ':bogus'");
   s.prompt("after :bogus");
