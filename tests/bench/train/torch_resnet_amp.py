@@ -5,15 +5,12 @@ same run (median of N after two warm-up steps).
 
 Usage: /usr/bin/python3 torch_resnet_amp.py resnet18|resnet50 BATCH [steps] [threads]"""
 import os
-import statistics
 import sys
-import time
 
 import torch
-import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_resnet import Basic, Bottleneck, ResNet  # noqa: E402
+from torch_resnet import Basic, Bottleneck, ResNet, time_steps  # noqa: E402
 
 
 def build(arch):
@@ -21,22 +18,6 @@ def build(arch):
     if arch == "resnet18":
         return ResNet(Basic, [2, 2, 2, 2], [64, 64, 128, 256], [64, 128, 256, 512], [1, 2, 2, 2])
     return ResNet(Bottleneck, [3, 4, 6, 3], [64, 256, 512, 1024], [256, 512, 1024, 2048], [1, 2, 2, 2])
-
-
-def time_steps(net, x, y, steps, autocast):
-    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
-    times = []
-    for i in range(steps + 2):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = loss_fn(net(x), y)
-        loss.backward()
-        opt.step()
-        if i >= 2:
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main():
