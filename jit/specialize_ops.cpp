@@ -282,6 +282,12 @@ AbsValue Specializer::infer_op(const ir::Node* site, ir::IrOp op, const std::vec
     }
     case IrOp::stop_gradient:
     case IrOp::depend: return args[0];
+    case IrOp::is_none: {
+      // Known from the type: only None's scalar kind is None.
+      if (args[0].is<AbsAny>()) return abs_scalar(ScalarKind::Bool);
+      auto sc = args[0].get_if<AbsScalar>();
+      return abs_const(sc != nullptr && sc->kind == ScalarKind::None);
+    }
     case IrOp::zeros_like:
     case IrOp::ones_like: {
       bool ok = true;

@@ -237,8 +237,27 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
       if (f.kind == ResolvedName::Kind::Function) return f;
     }
   } else if (v.is(Kind::Instance)) {
+    // A cell container (CellList, SequentialCell: its cells in `_list`) is
+    // iterable by an unrolled `for`; a CellList, whose construct is Cell's
+    // (*inputs, not compiled), is only that.
+    Value cells = I.getattr_or_undef(v, I.intern("_list"));
+    std::vector<ResolvedName> items;
+    if (cells.is(Kind::List) && sequence_depth < 4) {
+      ++sequence_depth;
+      for (const Value& item : static_cast<List*>(cells.obj())->items) items.push_back(classify(item));
+      --sequence_depth;
+    }
     // A Cell: calling it runs construct(self, ...).
     Value construct = I.getattr_or_undef(v, I.intern("construct"));
+    bool container_only = cells.is(Kind::List) && construct.is(Kind::BoundMethod) &&
+                          static_cast<BoundMethod*>(construct.obj())->func.is(Kind::Function) &&
+                          static_cast<Function*>(static_cast<BoundMethod*>(construct.obj())->func.obj())->code->has_vararg;
+    if (container_only) {
+      r.kind = ResolvedName::Kind::Sequence;
+      r.value = host_ref(I, v);
+      r.items = std::move(items);
+      return r;
+    }
     if (construct.is(Kind::BoundMethod)) {
       auto* bm = static_cast<BoundMethod*>(construct.obj());
       Value bprop = I.getattr_or_undef(v, I.intern("bprop"));
@@ -257,6 +276,7 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
         if (f.kind != ResolvedName::Kind::Function) return f;
         if (!is_library(fn))
           if (FuncGraph* w = amp_inputs(v, f)) return r.value = w, r;
+        f.items = std::move(items);
         return f;
       }
       r.value = host_ref(I, construct);

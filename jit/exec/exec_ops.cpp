@@ -306,6 +306,8 @@ RtValue run_ir_op(ir::IrOp op, const std::vector<RtValue>& args, const ExecOptio
     }
     case IrOp::tuple_len:
       return RtValue(static_cast<int64_t>(tuple_arg(op, args[0]).size()));
+    case IrOp::is_none:
+      return RtValue(args[0].is_none());
     case IrOp::switch_:
       return truthy(args[0]) ? args[1] : args[2];
     case IrOp::partial: {

@@ -17,7 +17,7 @@
 //   env_add/grad_add(a, b)      a += s, b += s
 //   tuple_setitem(t, i, v)      t += tuple_setitem(s, i, zeros_like(Jv)),
 //                               v += s[i]
-//   tuple_len, stop_gradient, zeros_like, ones_like, env_new,
+//   tuple_len, is_none, stop_gradient, zeros_like, ones_like, env_new,
 //   update_state, print, J:
 //                               none (effects stay in JG, in their order,
 //                               because J-values thread the same state)
@@ -135,6 +135,7 @@ void GradTransformer::Impl::backward_ir_op(GraphCtx& c, Node* n, IrOp op, Node* 
       break;
     }
     case IrOp::tuple_len:
+    case IrOp::is_none:
     case IrOp::stop_gradient:
     case IrOp::zeros_like:
     case IrOp::ones_like:

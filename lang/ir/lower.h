@@ -153,7 +153,9 @@ struct ResolvedName {
   bool is_class = false;
   // Sequence: what each item means. Graph mode iterates a Sequence in a
   // `for` loop (unrolled) and reads it as ints for attributes; as any other
-  // value it is `value` (the host's list, if given).
+  // value it is `value` (the host's list, if given). A Function may have
+  // items too (a SequentialCell: called, it runs construct; iterated in a
+  // `for` loop, its cells).
   std::vector<ResolvedName> items;
 };
 

@@ -215,13 +215,21 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
         Prim p;
         if ((c->ops[i] == ast::CmpOp::Is || c->ops[i] == ast::CmpOp::IsNot) && c->ops.size() == 1) {
           // `x is None` on compile-time constants (attributes of self,
-          // globals, defaults): decided now.
+          // globals, defaults): decided now; on a value, when specialized.
           Node* right = expr(*c->comparators[i], g, env);
           bool none_l = left->is_constant() && std::holds_alternative<NoneValue>(left->value());
           bool none_r = right->is_constant() && std::holds_alternative<NoneValue>(right->value());
           bool both_const = left->is_constant() && right->is_constant();
-          if (!both_const && !(none_r && left->is_constant()) && !(none_l && right->is_constant()))
-            unsupported(e.span, "'is' between values known only at run time");
+          if ((none_l || none_r) && !both_const) {
+            // `x is None` with x known only when the graph is specialized
+            // (a parameter defaulting to None): decided then, by x's type.
+            Node* test = g->apply(IrOp::is_none, {none_r ? left : right}, c->ops[i] == ast::CmpOp::Is ? name : "", l);
+            if (c->ops[i] == ast::CmpOp::Is) return test;
+            // Negated by a switch of constants, which specialization folds
+            // as it folds the test (a primitive's result would not be).
+            return g->apply(IrOp::switch_, {test, constant(false, e.span), constant(true, e.span)}, name, l);
+          }
+          if (!both_const) unsupported(e.span, "'is' between values known only at run time, neither of them None");
           bool same = none_l && none_r ? true
                       : none_l || none_r ? false
                                          : const_value_str(left->value()) == const_value_str(right->value());
@@ -250,9 +258,59 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
     case ast::ExprKind::Call: return call(*e.as<ast::Call>(), g, env, name);
     case ast::ExprKind::Lambda: return lambda(*e.as<ast::Lambda>(), g, env);
     case ast::ExprKind::IfExp: return if_exp(*e.as<ast::IfExp>(), g, env, name);
+    case ast::ExprKind::ListComp: {
+      auto* c = e.as<ast::ListComp>();
+      return comprehension(*c->elt, c->generators, IrOp::make_list, e, g, env, name);
+    }
+    case ast::ExprKind::GeneratorExp: {
+      auto* c = e.as<ast::GeneratorExp>();
+      return comprehension(*c->elt, c->generators, IrOp::make_tuple, e, g, env, name);
+    }
     default: break;
   }
   unsupported(e.span, expr_construct(e.kind));
+}
+
+// [elt for target in SEQ if cond]: unrolled, as a `for` over SEQ is, into
+// a list (a generator expression: a tuple) of one element per item. SEQ is
+// range(...) of constants or a sequence of known length; the conditions
+// must be decided when lowered (constants after binding the item).
+Node* FnLowerer::comprehension(const ast::Expr& elt, const std::vector<ast::Comprehension>& gens, IrOp make,
+                               const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name) {
+  if (gens.size() != 1) unsupported(e.span, "a comprehension with several 'for' clauses");
+  const ast::Comprehension& gen = gens[0];
+  std::vector<Node*> items;
+  if (is_range_call(*gen.iter, env)) {
+    const auto& rc = *gen.iter->as<ast::Call>();
+    std::vector<int64_t> bounds;
+    for (const auto& a : rc.args) {
+      Node* v = a.kind == ast::Arg::Kind::Positional ? expr(*a.value, g, env) : nullptr;
+      if (!v || !v->is_constant() || !std::holds_alternative<int64_t>(v->value()))
+        unsupported(a.span, "a comprehension over range() of values known only at run time");
+      bounds.push_back(std::get<int64_t>(v->value()));
+    }
+    if (bounds.empty() || bounds.size() > 3) fail(rc.span, "range expected 1 to 3 arguments");
+    int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+    int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+    if (step == 0) fail(rc.span, "range() arg 3 must not be zero");
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.push_back(constant(i, gen.iter->span));
+  } else {
+    items = sequence_items(*gen.iter, g, env);
+  }
+  std::vector<Node*> out{};
+  for (Node* item : items) {
+    Env inner{&env, {}};
+    assign(*gen.target, item, g, inner);
+    bool keep = true;
+    for (const auto& cond : gen.ifs) {
+      Node* c = expr(*cond, g, inner);
+      if (!c->is_constant() || !std::holds_alternative<bool>(c->value()))
+        unsupported(cond->span, "a comprehension condition known only at run time");
+      keep = keep && std::get<bool>(c->value());
+    }
+    if (keep) out.push_back(expr(elt, g, inner));
+  }
+  return g->apply(make, out, name, loc(e.span));
 }
 
 Node* FnLowerer::binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, const Span& span, FuncGraph* g,

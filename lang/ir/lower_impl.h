@@ -64,6 +64,9 @@ struct LowerState {
   std::unordered_set<const FuncGraph*>& effectful;
 };
 
+// `range(...)` of the builtin (not a local named range).
+bool is_range_call(const ast::Expr& it, const Env& env);
+
 class FnLowerer {
  public:
   FnLowerer(LowerState& st, ContextPtr ctx)
@@ -102,6 +105,8 @@ class FnLowerer {
   bool loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env);
   bool for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env);
   std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env);
+  Node* comprehension(const ast::Expr& elt, const std::vector<ast::Comprehension>& gens, IrOp make,
+                      const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name);
   void loop_else(const ast::Body& orelse, FuncGraph* xg, Env& xenv, const LoopFrame& frame, const Span& s);
   void loop_continue(FuncGraph* g, Env& env, const Span& s);
   void loop_break(FuncGraph* g, Env& env, const Span& s);

@@ -25,7 +25,8 @@
 //
 // `for x in SEQ` over a sequence of known length (a tuple or list display,
 // a local tuple/list value, a global or attribute naming a Python list or
-// tuple) is unrolled, as MindSpore does: the body is lowered once per item
+// tuple or a cell container, CellList or SequentialCell) is unrolled, as
+// MindSpore does: the body is lowered once per item
 // with the target bound to that item, straight into the enclosing graph.
 // A body with break/continue/return gets one graph per item instead, each
 // playing the part of @loop for the previous one (continue = call the
@@ -35,11 +36,12 @@
 
 namespace msl::ir::lower_detail {
 
-namespace {
 bool is_range_call(const ast::Expr& it, const Env& env) {
   const ast::Call* c = it.kind == ast::ExprKind::Call ? it.as<ast::Call>() : nullptr;
   return c && c->func->kind == ast::ExprKind::Name && c->func->as<ast::Name>()->id == "range" && !env.lookup("range");
 }
+
+namespace {
 
 // A break or continue of the loop the statements belong to (looking
 // through ifs, not into nested loops), or null.
@@ -282,7 +284,7 @@ std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g,
   std::string dotted;
   if (resolve_ && dotted_name(seq, env, dotted)) {
     ResolvedName r = resolve_(dotted);
-    if (r.kind == ResolvedName::Kind::Sequence) {
+    if (r.kind == ResolvedName::Kind::Sequence || !r.items.empty()) {
       for (size_t i = 0; i < r.items.size(); ++i)
         items.push_back(resolved_node(r.items[i], "item " + std::to_string(i) + " of '" + dotted + "'", seq.span));
       return items;

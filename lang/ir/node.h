@@ -81,7 +81,8 @@ class IrModule;
   X(depend,        "depend",        2)  /* depend(value, u): value, ordered after u */ \
   X(tuple_setitem, "tuple_setitem", 3)  /* tuple_setitem(t, int constant, v): t with item i replaced (AD) */ \
   X(grad_add,      "grad_add",      2)  /* grad_add(a, b): sum of two sensitivities of any type (AD's hyper_add) */ \
-  X(print,         "print",        -1)  /* print(args..., u): effect; last input is the state */
+  X(print,         "print",        -1)  /* print(args..., u): effect; last input is the state */ \
+  X(is_none,       "is_none",       1)  /* is_none(x): x is None (`x is None`; decided by x's type when specialized) */
 // clang-format on
 
 enum class IrOp : uint8_t {
