@@ -43,8 +43,6 @@ using msl::test::values_of;
 constexpr DType kAccumulators[] = {DType::Int8,  DType::UInt8,   DType::Int32,
                                    DType::Int64, DType::Float32, DType::Float64};
 constexpr DType kIndexDTypes[] = {DType::Int32, DType::Int64};
-constexpr DType kAllDTypes[] = {DType::Bool,    DType::Int8,     DType::UInt8,   DType::Int32,  DType::Int64,
-                                DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 constexpr size_t kSizes[] = {1, 2, 4, 8};
 
 // Every kernel of the two groups, with (when `launchers`) their emulated launchers.
@@ -66,7 +64,7 @@ std::string module_source(bool launchers) {
     add(cuda::gather_kernel_text(size, DType::Int64), cuda::gather_kernel_name(size, DType::Int64),
         cuda::gather_param_types(size, DType::Int64));
   }
-  for (DType t : kAllDTypes) {
+  for (DType t : msl::test::kAllDTypes) {
     add(cuda::nonzero_count_kernel_text(t), cuda::nonzero_count_kernel_name(t), cuda::nonzero_count_param_types(t));
     add(cuda::nonzero_fill_kernel_text(t), cuda::nonzero_fill_kernel_name(t), cuda::nonzero_fill_param_types(t));
   }
@@ -182,7 +180,7 @@ TEST_CASE("gather_nd and the tensor scatters from row offsets under host emulati
                                           {2, -1, 0, 2, 3, -4},
                                           {1, 4, -1, -5, 1, 4, 0, 0, 3, 2, 1, 4},
                                           {0, 1, 2, 3, -1, -3, 0, 1, 2, 1, 1, 1, 0, 1, -1}};
-  for (DType t : kAllDTypes)
+  for (DType t : msl::test::kAllDTypes)
     for (DType it : kIndexDTypes)
       for (int K : {1, 2, 3}) {
         CAPTURE(dtype_name(t));
@@ -249,7 +247,7 @@ TEST_CASE("gather_nd and the tensor scatters from row offsets under host emulati
 
 TEST_CASE("nonzero counts, scans and fills the CPU's coordinates under host emulation") {
   uint32_t seed = 200;
-  for (DType t : kAllDTypes)
+  for (DType t : msl::test::kAllDTypes)
     for (const Dims& shape : {Dims{7}, Dims{3, 4, 5}, Dims{2, 3, 2, 700}, Dims{0, 4}, Dims{300}}) {
       CAPTURE(dtype_name(t));
       CAPTURE(shape.str());

@@ -25,6 +25,7 @@
 #include "kernels/tensor.h"
 #include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
+#include "tests/unit/cuda/test_tensors.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
 #endif
@@ -34,8 +35,6 @@ using cuda::PointwiseKernel;
 
 namespace {
 
-constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::UInt8,   DType::Int32,  DType::Int64,
-                          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 
 const Prim kPrims[] = {
 #define MSL_X(name, arity) Prim::name,
@@ -137,7 +136,7 @@ std::vector<Tensor> inputs_for(Prim p, const std::vector<DType>& dt, int shape_c
 std::vector<std::vector<DType>> dtype_sets(Prim p) {
   std::vector<std::vector<DType>> out;
   int arity = prim_def(p).inputs;
-  for (DType t : kAll) {
+  for (DType t : msl::test::kAllDTypes) {
     if (arity == 1) out.push_back({t});
     if (arity == 2) out.push_back({t, t});
     if (arity == 3) out.push_back({DType::Bool, t, t});

@@ -21,6 +21,7 @@
 #include "kernels/tensor.h"
 #include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
+#include "tests/unit/cuda/test_tensors.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
 #endif
@@ -29,8 +30,6 @@ using namespace msl::kernels;
 
 namespace {
 
-constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::UInt8,   DType::Int32,  DType::Int64,
-                          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 constexpr Prim kPrims[] = {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min, Prim::argmax, Prim::argmin};
 
 Tensor values_of(DType t, const Dims& shape, uint32_t seed, bool specials) {
@@ -152,7 +151,7 @@ Tensor emulate(const msl::test::HostModule& m, Prim p, const Case& c, const Tens
 std::vector<cuda::ReduceKernel> all_kernels() {
   std::vector<cuda::ReduceKernel> ks;
   for (Prim p : kPrims)
-    for (DType t : kAll) {
+    for (DType t : msl::test::kAllDTypes) {
       DType out = p == Prim::argmax || p == Prim::argmin ? DType::Int32
                   : p == Prim::reduce_sum && t == DType::Bool ? DType::Int64
                                                               : t;
@@ -171,7 +170,7 @@ TEST_CASE("reduction kernels compute the CPU's reductions under host emulation")
   uint32_t seed = 3;
   int checked = 0;
   for (Prim p : kPrims)
-    for (DType t : kAll)
+    for (DType t : msl::test::kAllDTypes)
       for (const Case& c : cases_for(p, t, seed += 7)) {
         CAPTURE(prim_name(p));
         CAPTURE(dtype_name(t));

@@ -18,6 +18,7 @@
 #include "kernels/tensor.h"
 #include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
+#include "tests/unit/cuda/test_tensors.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
 #endif
@@ -26,8 +27,6 @@ using namespace msl::kernels;
 
 namespace {
 
-constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::UInt8,   DType::Int32,  DType::Int64,
-                          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 constexpr DType kKeys[] = {DType::Float32, DType::Float64, DType::Int64};
 constexpr size_t kSizes[] = {1, 2, 4, 8};
 
@@ -95,7 +94,7 @@ void check_case(const msl::test::HostModule& m, DType t, const Dims& shape, bool
 TEST_CASE("sort kernels order rows as the CPU's stable sort under host emulation") {
   msl::test::HostModule m(module_source());
   uint32_t seed = 1;
-  for (DType t : kAll)
+  for (DType t : msl::test::kAllDTypes)
     for (bool desc : {false, true}) {
       check_case(m, t, Dims{1}, desc, seed++);
       check_case(m, t, Dims{7, 37}, desc, seed++);

@@ -10,6 +10,13 @@
 
 namespace msl::test {
 
+// Every dtype, in kernels/dtype.h's order (derived from its list).
+inline constexpr kernels::DType kAllDTypes[] = {
+#define MSL_X(e, t, py, ms) kernels::DType::e,
+    MSL_DTYPES(MSL_X)
+#undef MSL_X
+};
+
 // `t` converted to `dt` (a new contiguous host tensor).
 inline kernels::Tensor converted(const kernels::Tensor& t, kernels::DType dt) {
   kernels::Tensor out(dt, t.shape());
