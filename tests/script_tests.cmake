@@ -30,17 +30,28 @@ endforeach()
 # GRAPH_MODE) must give the same output op by op. Scripts that read the
 # default mode itself say `mode-sensitive` in a comment and are skipped.
 file(GLOB MSL_OPS_SCRIPT_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/ops/*/*.msl)
-foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
-  file(STRINGS ${test_file} sensitive REGEX "^#.*mode-sensitive")
-  if(sensitive)
-    continue()
-  endif()
+
+# One CTest test of an ops script under a variant: named
+# PREFIX/ops/<feature>/<case>, with LABELS and ENVIRONMENT (;-lists); the
+# suites below call it per script. msl_ops_script_key sets OUT to
+# "<feature>/<case>" (what their skip lists name).
+function(msl_ops_script_key test_file out)
   get_filename_component(test_case ${test_file} NAME_WLE)
   get_filename_component(test_dir ${test_file} DIRECTORY)
   get_filename_component(test_feature ${test_dir} NAME)
-  set(test_name pynative/ops/${test_feature}/${test_case})
-  add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
-  set_tests_properties(${test_name} PROPERTIES LABELS "script;modes" TIMEOUT 60 ENVIRONMENT MSL_TEST_MODE=pynative)
+  set(${out} ${test_feature}/${test_case} PARENT_SCOPE)
+endfunction()
+function(msl_ops_script_test test_file prefix labels env)
+  msl_ops_script_key(${test_file} key)
+  add_test(NAME ${prefix}/ops/${key} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
+  set_tests_properties(${prefix}/ops/${key} PROPERTIES LABELS "${labels}" TIMEOUT 60 ENVIRONMENT "${env}")
+endfunction()
+
+foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
+  file(STRINGS ${test_file} sensitive REGEX "^#.*mode-sensitive")
+  if(NOT sensitive)
+    msl_ops_script_test(${test_file} pynative "script;modes" MSL_TEST_MODE=pynative)
+  endif()
 endforeach()
 
 # Debug device (label `debug_device`): every ops script (grad, train,
@@ -61,24 +72,17 @@ set(MSL_DEBUG_DEVICE_SKIP
     grad/save_graphs       # the saved graphs print tensor types too
     context/runtime_memory)  # reports the CPU's caching allocator, which the Debug device does not use
 foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
-  get_filename_component(test_case ${test_file} NAME_WLE)
-  get_filename_component(test_dir ${test_file} DIRECTORY)
-  get_filename_component(test_feature ${test_dir} NAME)
-  if("${test_feature}/${test_case}" IN_LIST MSL_DEBUG_DEVICE_SKIP)
+  msl_ops_script_key(${test_file} key)
+  if(key IN_LIST MSL_DEBUG_DEVICE_SKIP)
     continue()
   endif()
-  set(test_name debug_device/ops/${test_feature}/${test_case})
-  add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
-  set_tests_properties(${test_name} PROPERTIES LABELS "debug_device" TIMEOUT 60
-                       ENVIRONMENT "MSL_DEFAULT_DEVICE=debug;OMP_WAIT_POLICY=passive")
+  msl_ops_script_test(${test_file} debug_device debug_device "MSL_DEFAULT_DEVICE=debug;OMP_WAIT_POLICY=passive")
   # And op by op (the modes suite's PYNATIVE_MODE default), unless the
   # script reads the default mode itself.
   file(STRINGS ${test_file} sensitive REGEX "^#.*mode-sensitive")
   if(NOT sensitive)
-    set(test_name debug_device/pynative/ops/${test_feature}/${test_case})
-    add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
-    set_tests_properties(${test_name} PROPERTIES LABELS "debug_device" TIMEOUT 60
-                         ENVIRONMENT "MSL_DEFAULT_DEVICE=debug;MSL_TEST_MODE=pynative;OMP_WAIT_POLICY=passive")
+    msl_ops_script_test(${test_file} debug_device/pynative debug_device
+                        "MSL_DEFAULT_DEVICE=debug;MSL_TEST_MODE=pynative;OMP_WAIT_POLICY=passive")
   endif()
 endforeach()
 
@@ -94,16 +98,10 @@ set(MSL_CUDA_TARGET_SKIP
     fusion/blocked_layout)  # the blocked layout is the CPU target's (oneDNN); the GPU keeps NCHW
 if(MSL_HAVE_CUDA)
   foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
-    get_filename_component(test_case ${test_file} NAME_WLE)
-    get_filename_component(test_dir ${test_file} DIRECTORY)
-    get_filename_component(test_feature ${test_dir} NAME)
-    if("${test_feature}/${test_case}" IN_LIST MSL_CUDA_TARGET_SKIP)
-      continue()
+    msl_ops_script_key(${test_file} key)
+    if(NOT key IN_LIST MSL_CUDA_TARGET_SKIP)
+      msl_ops_script_test(${test_file} cuda_target cuda_target MSL_TEST_GRAPH_TARGET=cuda)
     endif()
-    set(test_name cuda_target/ops/${test_feature}/${test_case})
-    add_test(NAME ${test_name} COMMAND $<TARGET_FILE:msl_script_runner> $<TARGET_FILE:msl> ${test_file})
-    set_tests_properties(${test_name} PROPERTIES LABELS "cuda_target" TIMEOUT 60
-                         ENVIRONMENT MSL_TEST_GRAPH_TARGET=cuda)
   endforeach()
 endif()
 
