@@ -295,7 +295,7 @@ Node* FnLowerer::comprehension(const ast::Expr& elt, const std::vector<ast::Comp
     if (step == 0) fail(rc.span, "range() arg 3 must not be zero");
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.push_back(constant(i, gen.iter->span));
   } else {
-    items = sequence_items(*gen.iter, g, env);
+    items = sequence_items(*gen.iter, g, env, "a comprehension");
   }
   std::vector<Node*> out{};
   for (Node* item : items) {

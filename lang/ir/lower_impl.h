@@ -104,7 +104,9 @@ class FnLowerer {
   // after it are then lowered into its continuation), for over a sequence.
   bool loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env);
   bool for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g, Env& env);
-  std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env);
+  // The items of a sequence of known length (`what` names the construct
+  // iterating it in the error for one of unknown length).
+  std::vector<Node*> sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env, const char* what = "'for' loop");
   Node* comprehension(const ast::Expr& elt, const std::vector<ast::Comprehension>& gens, IrOp make,
                       const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name);
   void loop_else(const ast::Body& orelse, FuncGraph* xg, Env& xenv, const LoopFrame& frame, const Span& s);

@@ -279,7 +279,7 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
   return false;
 }
 
-std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env) {
+std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env, const char* what) {
   std::vector<Node*> items;
   std::string dotted;
   if (resolve_ && dotted_name(seq, env, dotted)) {
@@ -292,7 +292,7 @@ std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g,
   }
   Node* v = expr(seq, g, env);
   if (!v->is_call_of(IrOp::make_tuple) && !v->is_call_of(IrOp::make_list))
-    fail(seq.span, "'for' loop over a value whose length is not known at compile time is not supported in graph mode",
+    fail(seq.span, std::string(what) + " over a value whose length is not known at compile time is not supported in graph mode",
          "graph mode iterates over range(...) and unrolls loops over tuples and lists of known length");
   size_t n = v->inputs().size() - 1;
   for (size_t i = 0; i < n; ++i)

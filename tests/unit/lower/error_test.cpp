@@ -32,8 +32,15 @@ TEST_CASE("each unsupported construct names itself and its line:col") {
         "t.msl:2:5: error: 'global' statement is not supported in graph mode");
   CHECK(head(first_error("def f(x):\n    x.a = 1\n")) ==
         "t.msl:2:5: error: attribute assignment is not supported in graph mode");
+  CHECK(head(first_error("def f(x):\n    return {y for y in x}\n")) ==
+        "t.msl:2:12: error: set comprehension is not supported in graph mode");
+  // A list comprehension is unrolled, which needs its sequence's length.
   CHECK(head(first_error("def f(x):\n    return [y for y in x]\n")) ==
-        "t.msl:2:12: error: list comprehension is not supported in graph mode");
+        "t.msl:2:24: error: a comprehension over a value whose length is not known at compile time is not supported "
+        "in graph mode");
+  CHECK(head(first_error("def f(x):\n    return [y for y in range(x)]\n")) ==
+        "t.msl:2:30: error: a comprehension over range() of values known only at run time is not supported in graph "
+        "mode");
   CHECK(head(first_error("def f(*args):\n    return 1\n")) ==
         "t.msl:1:8: error: '*args' parameter is not supported in graph mode");
   CHECK(head(first_error("def f(x):\n    for i in range(x, step=2):\n        pass\n")) ==
