@@ -78,4 +78,11 @@ CallClock::~CallClock() {
   detail::note_wait(off_cpu > wall / 4 ? off_cpu : 0);
 }
 
+namespace {
+std::atomic<bool> g_deterministic{false};
+}  // namespace
+
+void set_deterministic(bool on) { g_deterministic.store(on, std::memory_order_relaxed); }
+bool deterministic() { return g_deterministic.load(std::memory_order_relaxed); }
+
 }  // namespace msl::kernels

@@ -28,6 +28,15 @@ constexpr int64_t kLateWaitNs = 500'000;
 // True while the cores are contended: run on the calling thread alone.
 bool cores_contended();
 
+// Deterministic results (msl.set_context(deterministic="ON"), MindSpore's
+// option): contention still moves parallel_for's chunks to the calling
+// thread, whose results are the same, but never changes oneDNN's thread
+// count, whose results can differ in the last bits with it. Off by
+// default: a training run on shared cores is then as fast as one thread
+// allows, and may round differently from a run on idle cores.
+void set_deterministic(bool on);
+bool deterministic();
+
 namespace detail {
 
 int64_t now_ns();

@@ -83,7 +83,7 @@ int64_t thread_count() { return omp_get_max_threads(); }
 // quota is not OpenMP's own.
 SerialScope::SerialScope(bool serial) {
   if (omp_in_parallel()) return;
-  int want = serial || cores_contended() ? 1 : num_threads();
+  int want = serial || (cores_contended() && !deterministic()) ? 1 : num_threads();
   if (omp_get_max_threads() != want) {
     restore_ = omp_get_max_threads();
     omp_set_num_threads(want);

@@ -30,6 +30,7 @@
 #include "interp/core/native_args.h"
 #include "interp/tensor/tensor_object.h"
 #include "interp/tensor/trace.h"
+#include "kernels/contention.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/random_ops.h"
@@ -280,6 +281,14 @@ Value f_set_num_threads(Interp& I, Args& a, Object*) {
   return Value();
 }
 
+// set_context(deterministic="ON"|"OFF") (kernels/contention.h).
+Value f_set_deterministic(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "_set_deterministic", a, 1, 1, v);
+  kernels::set_deterministic(I.truthy(v[0]));
+  return Value();
+}
+
 Value f_get_num_threads(Interp& I, Args& a, Object*) {
   bind_positional(I, "get_num_threads", a, 0, 0, nullptr);
   return Value::integer(kernels::num_threads());
@@ -472,6 +481,7 @@ void init_module_msl_core(Interp& I, Module& m) {
       {"get_seed", f_get_seed},
       {"set_num_threads", f_set_num_threads},
       {"get_num_threads", f_get_num_threads},
+      {"_set_deterministic", f_set_deterministic},
       {"dtype_from_name", f_dtype_from_name},
       {"_extend_tensor", f_extend_tensor},
       {"_set_device", f_set_device},

@@ -4,6 +4,7 @@
 // chunks until a later region is on time. The default thread count: the
 // affinity mask capped by a cgroup v2 cpu.max quota.
 #include <doctest/doctest.h>
+#include <omp.h>
 #include <sched.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 
 #include "kernels/available_cpus.h"
 #include "kernels/contention.h"
+#include "kernels/dnnl_common.h"
 #include "kernels/parallel.h"
 
 using namespace msl::kernels;
@@ -118,4 +120,24 @@ TEST_CASE("a library call whose caller was off the CPU marks the cores contended
   }
   CHECK(cores_contended());
   detail::forget_contention();
+}
+
+TEST_CASE("contention moves oneDNN to one thread, unless results must be deterministic") {
+  set_num_threads(2);
+  detail::forget_contention();
+  detail::note_wait(kLateWaitNs * 10);
+  REQUIRE(cores_contended());
+  {
+    onednn::SerialScope scope(false);
+    CHECK(omp_get_max_threads() == 1);
+  }
+  set_deterministic(true);
+  {
+    // oneDNN's results depend on its thread count: it keeps it.
+    onednn::SerialScope scope(false);
+    CHECK(omp_get_max_threads() == 2);
+  }
+  set_deterministic(false);
+  detail::forget_contention();
+  set_num_threads(0);
 }
