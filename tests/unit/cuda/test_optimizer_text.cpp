@@ -17,27 +17,15 @@
 #include "tests/unit/cuda/host_emulation.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
+#include "tests/unit/cuda/test_tensors.h"
 #endif
 
 using namespace msl::kernels;
 
 namespace {
 
-Tensor values_of(DType t, const Dims& shape, uint32_t seed, double lo, double hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Tensor d(DType::Float64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
-
-Tensor scalar(double v) {
-  Tensor s(DType::Float32, Dims{});
-  *s.data<float>() = static_cast<float>(v);
-  return s;
-}
+using msl::test::scalar;
+using msl::test::values_of;
 
 std::string module_source() {
   std::string s;

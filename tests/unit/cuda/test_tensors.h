@@ -24,13 +24,25 @@ inline kernels::Tensor converted(const kernels::Tensor& t, kernels::DType dt) {
   return out;
 }
 
-// Uniform values in [-100, 100) (integers wrap, Bool is mostly true).
-inline kernels::Tensor values_of(kernels::DType t, const kernels::Dims& shape, uint32_t seed) {
+// Uniform values in [lo, hi), as dtype `t` (converted as the CPU converts).
+inline kernels::Tensor values_of(kernels::DType t, const kernels::Dims& shape, uint32_t seed, double lo, double hi) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-100.0, 100.0);
+  std::uniform_real_distribution<double> u(lo, hi);
   kernels::Tensor d(kernels::DType::Float64, shape);
   for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
   return converted(d, t);
+}
+
+// Uniform values in [-100, 100) (integers wrap, Bool is mostly true).
+inline kernels::Tensor values_of(kernels::DType t, const kernels::Dims& shape, uint32_t seed) {
+  return values_of(t, shape, seed, -100.0, 100.0);
+}
+
+// A 0-d float32 tensor holding v (a hyper-parameter input).
+inline kernels::Tensor scalar(double v) {
+  kernels::Tensor s(kernels::DType::Float32, kernels::Dims{});
+  *s.data<float>() = static_cast<float>(v);
+  return s;
 }
 
 // `v` repeated over `shape`, as dtype `t`.

@@ -10,6 +10,7 @@
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/tensor.h"
+#include "tests/unit/cuda/test_tensors.h"
 
 using namespace msl::kernels;
 
@@ -17,21 +18,8 @@ namespace {
 
 Device* gpu() { return cuda_device(0); }
 
-Tensor values_of(DType t, const Dims& shape, uint32_t seed, double lo, double hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Tensor d(DType::Float64, shape);
-  for (int64_t i = 0; i < d.numel(); ++i) d.data<double>()[i] = u(rng);
-  Tensor out(t, shape);
-  copy_tensor(d, out);
-  return out;
-}
-
-Tensor scalar(double v) {
-  Tensor s(DType::Float32, Dims{});
-  *s.data<float>() = static_cast<float>(v);
-  return s;
-}
+using msl::test::scalar;
+using msl::test::values_of;
 
 void require_same(const Tensor& gpu_result, const Tensor& cpu_result) {
   Tensor a = gpu_result.to_host().contiguous();
