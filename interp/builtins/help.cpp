@@ -94,16 +94,15 @@ std::string describe_callable(Interp& I, const Value& v, const std::string& name
   return indent + head + "\n" + (doc.empty() ? "" : indented(doc, indent + "    "));
 }
 
-std::string module_of(Interp& I, const Value& v) {
+std::string module_of(const Value& v) {
   if (v.is(Kind::Function) && v.as<Function>()->module) return v.as<Function>()->module->name->s;
   if (v.is(Kind::Class)) return v.as<Class>()->module_name.empty() ? "builtins" : v.as<Class>()->module_name;
-  (void)I;
   return "";
 }
 
 std::string describe_class(Interp& I, Class* cls) {
   std::string bases;
-  for (Class* b = cls->base.get(); b; b = nullptr) bases = "(" + b->name->s + ")";
+  if (Class* b = cls->base.get()) bases = "(" + b->name->s + ")";
   std::string out = "class " + cls->name->s + bases + "\n";
   std::string doc = doc_of(I, Value::object(cls));
   if (!doc.empty()) out += indented(doc, " |  ") + " |\n";
@@ -152,7 +151,7 @@ Value builtin_help(Interp& I, Args& a, Object*) {
   if (obj.is_undef()) {
     out = "Type help(object) for help about object.\n";
   } else if (obj.is(Kind::Function)) {
-    out = fmt::format("Help on function {} in module {}:\n\n", obj.as<Function>()->name->s, module_of(I, obj)) +
+    out = fmt::format("Help on function {} in module {}:\n\n", obj.as<Function>()->name->s, module_of(obj)) +
           describe_callable(I, obj, obj.as<Function>()->name->s, "", false);
   } else if (obj.is(Kind::BoundMethod)) {
     const BoundMethod* b = obj.as<BoundMethod>();
@@ -163,7 +162,7 @@ Value builtin_help(Interp& I, Args& a, Object*) {
     out = fmt::format("Help on built-in function {}:\n\n", obj.as<Native>()->name) +
           describe_callable(I, obj, obj.as<Native>()->name, "", false);
   } else if (obj.is(Kind::Class)) {
-    out = fmt::format("Help on class {} in module {}:\n\n", obj.as<Class>()->name->s, module_of(I, obj)) +
+    out = fmt::format("Help on class {} in module {}:\n\n", obj.as<Class>()->name->s, module_of(obj)) +
           describe_class(I, obj.as<Class>());
   } else if (obj.is(Kind::Module)) {
     out = fmt::format("Help on module {}:\n\n", obj.as<Module>()->name->s) + describe_module(I, obj.as<Module>());
