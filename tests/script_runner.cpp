@@ -49,6 +49,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -221,23 +222,21 @@ RunResult run_child(const std::string& msl, const std::string& dir, const std::s
     std::exit(2);
   }
   std::vector<std::string> argv_store = {msl};
-  // MSL_TEST_MODE=pynative|graph: the default execution mode (--mode); the
-  // `modes` CTest label runs the ops scripts with the other one.
-  if (const char* mode = std::getenv("MSL_TEST_MODE"); mode && *mode) {
-    argv_store.push_back("--mode");
-    argv_store.push_back(mode);
-  }
-  // MSL_TEST_DEVICE=gpu: the device scripts start on (--device); the GPU
-  // check (scripts/gpu_check.sh) runs the ops scripts so.
-  if (const char* device = std::getenv("MSL_TEST_DEVICE"); device && *device) {
-    argv_store.push_back("--device");
-    argv_store.push_back(device);
-  }
-  // MSL_TEST_GRAPH_TARGET=cuda: graph mode compiles for the GPU's passes
-  // (--graph-target); the `cuda_target` label runs the ops scripts so.
-  if (const char* target = std::getenv("MSL_TEST_GRAPH_TARGET"); target && *target) {
-    argv_store.push_back("--graph-target");
-    argv_store.push_back(target);
+  // Environment variables the CTest variants set, each passed on as an
+  // msl option:
+  //   MSL_TEST_MODE=pynative|graph  --mode: the `modes` label runs the ops
+  //                                 scripts with the other default mode;
+  //   MSL_TEST_DEVICE=gpu           --device: the GPU check
+  //                                 (scripts/gpu_check.sh) runs them so;
+  //   MSL_TEST_GRAPH_TARGET=cuda    --graph-target: the `cuda_target` label
+  //                                 compiles their graphs for the GPU.
+  constexpr std::pair<const char*, const char*> kEnvOptions[] = {
+      {"MSL_TEST_MODE", "--mode"}, {"MSL_TEST_DEVICE", "--device"}, {"MSL_TEST_GRAPH_TARGET", "--graph-target"}};
+  for (auto [var, option] : kEnvOptions) {
+    if (const char* value = std::getenv(var); value && *value) {
+      argv_store.push_back(option);
+      argv_store.push_back(value);
+    }
   }
   argv_store.push_back("run");
   argv_store.push_back(script);
