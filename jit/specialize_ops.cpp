@@ -60,6 +60,30 @@ AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
   return AbsScalar{k, *r};
 }
 
+// The host object of a value that is one host object (not partially
+// applied), or null. J of a host object that is data (a dtype in a
+// gradient graph) is the object itself; host_equal only answers for data.
+const ir::HostRef* host_data_of(const AbsValue& v) {
+  auto f = v.get_if<AbsFunc>();
+  if (!f || f->callees.size() != 1) return nullptr;
+  const AbsCallee& c = f->callees[0];
+  return c.kind == AbsCallee::Kind::Host && c.bound.empty() ? &c.host : nullptr;
+}
+
+// logical_and/or/not of constant scalars, with Python's `and`/`or`/`not`
+// (the operand that decides; `not` a bool); nullopt otherwise.
+std::optional<AbsValue> fold_logical(Prim p, const std::vector<AbsValue>& args) {
+  bool unary = p == Prim::logical_not && args.size() == 1;
+  bool binary = (p == Prim::logical_and || p == Prim::logical_or) && args.size() == 2;
+  if (!unary && !binary) return std::nullopt;
+  for (const AbsValue& a : args)
+    if (!a.is_constant()) return std::nullopt;
+  bool first = truthy(*args[0].get_if<AbsScalar>()->value);
+  if (unary) return abs_const(!first);
+  if (p == Prim::logical_and) return first ? args[1] : args[0];
+  return first ? args[0] : args[1];
+}
+
 }  // namespace
 
 
@@ -81,6 +105,24 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
       }
     args.push_back(a);
   }
+  // `x.dtype == msl.float16`: two host data objects the host can compare
+  // now, so a branch on the dtype is decided per signature.
+  if ((p.prim == Prim::equal || p.prim == Prim::not_equal) && args.size() == 2) {
+    std::optional<bool> eq;
+    const ir::HostRef *a = host_data_of(args[0]), *b = host_data_of(args[1]);
+    if (a && b && opts_.host_equal) eq = opts_.host_equal(*a, *b);
+    // A string or None constant against a constant (`k == "bias"` over a
+    // dict's keys): Python's ==, which the kernels have no dtype for.
+    const AbsScalar *x = args[0].get_if<AbsScalar>(), *y = args[1].get_if<AbsScalar>();
+    auto textual = [](const AbsScalar* s) { return s->kind == ScalarKind::Str || s->kind == ScalarKind::None; };
+    if (x && y && x->value && y->value && (textual(x) || textual(y)))
+      eq = x->kind == y->kind && ir::const_value_str(*x->value) == ir::const_value_str(*y->value);
+    if (eq) return abs_const(p.prim == Prim::equal ? *eq : !*eq);
+  }
+  // `and`, `or`, `not` of constants (decided by types: `mask is not None and
+  // x.dtype == msl.float16`) fold with Python's meaning, so a branch on
+  // them is decided too.
+  if (std::optional<AbsValue> folded = fold_logical(p.prim, args)) return *folded;
   const AbsTensor* first = nullptr;
   bool all_scalars = !args.empty(), all_constant = true;
   for (size_t i = 0; i < args.size(); ++i) {

@@ -157,16 +157,19 @@ ResolvedName GraphCompiler::Session::function_name(Function* fn, const Value& se
   r.key = key_for(key_obj ? key_obj : fn, self.is_obj() ? self.obj() : nullptr);
   r.name = code->name == "<lambda>" ? "lambda" : code->name;
   r.bound = self.is_undef() ? 0 : 1;
-  for (const Value& d : fn->defaults) {
+  auto constant_of = [&](const Value& d) -> ir::ConstValue {
     exec::RtValue rv = to_rt(gc.I, d);
-    if (auto t = rv.get_if<kernels::Tensor>()) r.defaults.push_back(*t);
-    else if (auto b = rv.get_if<bool>()) r.defaults.push_back(*b);
-    else if (auto i = rv.get_if<int64_t>()) r.defaults.push_back(*i);
-    else if (auto f = rv.get_if<double>()) r.defaults.push_back(*f);
-    else if (auto s = rv.get_if<std::string>()) r.defaults.push_back(*s);
-    else if (rv.is_none()) r.defaults.push_back(ir::NoneValue{});
-    else r.defaults.push_back(host_ref(gc.I, d));
-  }
+    if (auto t = rv.get_if<kernels::Tensor>()) return *t;
+    if (auto b = rv.get_if<bool>()) return *b;
+    if (auto i = rv.get_if<int64_t>()) return *i;
+    if (auto f = rv.get_if<double>()) return *f;
+    if (auto s = rv.get_if<std::string>()) return *s;
+    if (rv.is_none()) return ir::NoneValue{};
+    return host_ref(gc.I, d);
+  };
+  for (const Value& d : fn->defaults) r.defaults.push_back(constant_of(d));
+  for (const Value& d : fn->kwdefaults)
+    r.kwonly_defaults.push_back(d.is_undef() ? std::nullopt : std::optional<ir::ConstValue>(constant_of(d)));
   return r;
 }
 
@@ -482,6 +485,7 @@ Compiled GraphCompiler::build(const Value& fn, size_t nargs) {
   std::vector<Node*> call;
   for (size_t i = 0; i < nargs; ++i) call.push_back(root->add_param("x" + std::to_string(i)));
   ResolvedName r = s.classify(fn);
+  r.positional_arity = nargs;  // a def with *args is lowered for this many arguments
   Node* callee = nullptr;
   if (r.kind == ResolvedName::Kind::Function) {
     FuncGraph* g = s.lowerer.lower(r);
@@ -530,6 +534,7 @@ Compiled GraphCompiler::build_grad(GradFunctionObj* gf, size_t nargs) {
   std::vector<Node*> call;
   for (size_t i = 0; i < nargs; ++i) call.push_back(root->add_param("x" + std::to_string(i)));
   ResolvedName r = s.classify(gf->fn);
+  r.positional_arity = nargs;
   FuncGraph* target = nullptr;
   if (r.kind == ResolvedName::Kind::Function) {
     target = s.lowerer.lower(r);
@@ -894,6 +899,7 @@ void GraphCompiler::emit_llvm(const ir::FuncGraph& g) { I.write_out(jit::fused_l
 jit::SpecializeOptions GraphCompiler::specialize_options() {
   jit::SpecializeOptions so;
   so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
+  so.host_equal = [this](const ir::HostRef& a, const ir::HostRef& b) { return host_equal(a, b); };
   return so;
 }
 

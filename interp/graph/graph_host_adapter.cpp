@@ -58,16 +58,32 @@ Value index_key(Interp& I, const ir::HostAdapter& spec, std::span<Value> values)
   return new_tuple(std::move(parts));
 }
 
+// A dict key the lowering kept as a constant (lower_dict.cpp: strings,
+// numbers, None).
+Value key_value(const ir::ConstValue& k) {
+  if (auto b = std::get_if<bool>(&k)) return Value::boolean(*b);
+  if (auto i = std::get_if<int64_t>(&k)) return Value::integer(*i);
+  if (auto f = std::get_if<double>(&k)) return Value::number(*f);
+  if (auto str = std::get_if<std::string>(&k)) return str_value(*str);
+  return Value::none();
+}
+
 Value call_adapter(Interp& I, Args& a, Object* data) {
   const AdapterData& d = *static_cast<AdapterData*>(data);
   const ir::HostAdapter& s = d.spec;
   std::span<Value> pos = a.pos;
   using K = ir::HostAdapter::Kind;
-  bool receiver = s.kind != K::Call || d.callee.is_undef();
+  bool receiver = s.kind == K::Call ? d.callee.is_undef() : s.kind != K::MakeDict;
   if (pos.size() < s.keywords.size() + (receiver ? 1 : 0))
     I.raise(I.exception_class("RuntimeError").get(), "host adapter called with too few arguments");
   if (s.kind == K::GetAttr) return I.getattr(pos[0], I.intern(s.attr));
   if (s.kind == K::GetItem) return I.getitem(pos[0], index_key(I, s, pos.subspan(1)));
+  if (s.kind == K::MakeDict) {
+    if (pos.size() != s.keys.size()) I.raise(I.exception_class("RuntimeError").get(), "dict adapter: wrong arity");
+    Value d = make<Dict>().value();
+    for (size_t i = 0; i < s.keys.size(); ++i) I.setitem(d, key_value(s.keys[i]), pos[i]);
+    return d;
+  }
   if (s.kind == K::SetItem) {
     if (pos.size() < 2) I.raise(I.exception_class("RuntimeError").get(), "setitem adapter: too few values");
     return tensor_setitem_functional(I, pos[0], index_key(I, s, pos.subspan(1, pos.size() - 2)), pos.back());
@@ -93,6 +109,11 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
     case K::GetAttr: return "." + s.attr;
     case K::Method: return "." + s.attr + "(" + keyword_list(s.keywords) + ")";
     case K::Call: return callee + "(" + keyword_list(s.keywords) + ")";
+    case K::MakeDict: {
+      std::string items;
+      for (const ir::ConstValue& k : s.keys) items += (items.empty() ? "" : ", ") + ir::const_value_str(k) + ": _";
+      return "{" + items + "}";
+    }
     case K::GetItem:
     case K::SetItem: break;
   }
@@ -116,6 +137,14 @@ const std::string* adapter_method(const Value& fn) {
   if (n->fn != &call_adapter) return nullptr;
   const ir::HostAdapter& s = static_cast<AdapterData*>(n->data.get())->spec;
   return s.kind == ir::HostAdapter::Kind::Method ? &s.attr : nullptr;
+}
+
+const std::string* adapter_attribute(const Value& fn) {
+  if (!fn.is(Kind::Native)) return nullptr;
+  const Native* n = fn.as<Native>();
+  if (n->fn != &call_adapter) return nullptr;
+  const ir::HostAdapter& s = static_cast<AdapterData*>(n->data.get())->spec;
+  return s.kind == ir::HostAdapter::Kind::GetAttr ? &s.attr : nullptr;
 }
 
 ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec) {

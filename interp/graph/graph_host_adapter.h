@@ -15,6 +15,9 @@ ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec);
 // The method an adapter function calls on its first argument (`x.append(y)`
 // → "append"), or null when `fn` is no such adapter.
 const std::string* adapter_method(const Value& fn);
+// The attribute an adapter function reads (`x.dtype` → "dtype"), or null
+// when `fn` is no such adapter.
+const std::string* adapter_attribute(const Value& fn);
 
 // Whether graph mode may call host function `fn` at compile time, in a
 // trace, to learn its result's type or expand it into primitives. False

@@ -295,6 +295,15 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   auto hv = dynamic_cast<const HostValue*>(h.get());
   if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) return std::nullopt;
   if (!may_trace(*hv, args.empty() ? nullptr : &args[0])) return std::nullopt;  // runs when the graph runs
+  // `x.dtype`: the dtype object itself, known from the type (a trace
+  // cannot return it), so `x.dtype == msl.float16` folds (host_equal).
+  if (const std::string* attr = adapter_attribute(hv->value()); attr && *attr == "dtype" && args.size() == 1)
+    if (auto t = args[0].get_if<jit::AbsTensor>()) {
+      jit::AbsCallee dtype;
+      dtype.kind = jit::AbsCallee::Kind::Host;
+      dtype.host = host_ref(I, dtype_value(tensor_cls, t->dtype));
+      return jit::AbsValue(jit::AbsFunc{{std::move(dtype)}});
+    }
   // A gradient function (a training step's value_and_grad): tracing it
   // would compile its gradient graph for untyped tracer arguments; the
   // expansion puts the graph itself in, typed.
@@ -323,6 +332,18 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   }
   host_types_.emplace(key.str(), result);
   return result;
+}
+
+std::optional<bool> GraphCompiler::host_equal(const ir::HostRef& a, const ir::HostRef& b) {
+  // Dtypes are callable (msl.float32(x)): not host_data, yet data here.
+  auto *x = dynamic_cast<const HostValue*>(a.get()), *y = dynamic_cast<const HostValue*>(b.get());
+  if (!x || !y || dynamic_cast<const CustomBpropHost*>(x) || dynamic_cast<const CustomBpropHost*>(y)) return std::nullopt;
+  const Value &u = x->value(), &v = y->value();
+  if (is_dtype_obj(u) && is_dtype_obj(v))
+    return static_cast<DTypeObj*>(u.obj())->dtype == static_cast<DTypeObj*>(v.obj())->dtype;
+  if (!host_data(a.get()) || !host_data(b.get())) return std::nullopt;  // functions: J of them differs
+  if (u.is_obj() && v.is_obj() && u.obj() == v.obj()) return true;
+  return std::nullopt;  // user-defined __eq__ runs only when the graph runs
 }
 
 void GraphCompiler::host_failed(const ir::Node* site) {

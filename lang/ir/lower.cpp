@@ -161,12 +161,22 @@ void FnLowerer::unsupported(const Span& s, const std::string& what) const {
   fail(s, what + " is not supported in graph mode", "move it out of construct or use PyNative mode");
 }
 
-FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
+FuncGraph* FnLowerer::function_graph(const ResolvedName& r, const CallShape* shape) {
   const void* key = r.key ? r.key : r.def ? static_cast<const void*>(r.def) : static_cast<const void*>(r.lambda);
+  bool entry = key == st_.entry;
+  CallShape none;
+  if (r.def && is_variadic(r)) {
+    // One graph per call shape (lower_variadic.cpp).
+    if (!shape) shape = &none;
+    std::string k = std::to_string(reinterpret_cast<uintptr_t>(key)) + "/" + std::to_string(shape->extra_positional);
+    for (const std::string& kw : shape->extra_keywords) k += "," + kw;
+    key = st_.shape_keys.insert(k).first->c_str();
+  }
   auto it = st_.done.find(key);
   if (it != st_.done.end()) return it->second;
   const ContextPtr& ctx = r.context ? r.context : ctx_;
   FnLowerer sub(st_, ctx);
+  sub.entry_ = entry;
   Span span = r.def ? r.def->span : r.lambda->span;
   // A function that prints sequences its prints and calls (lower.h,
   // "Effects"); a textual check is enough, false positives only add order.
@@ -176,10 +186,11 @@ FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
     sub.effects_ = ctx->source && ctx->source->line_text(line).find("print") != std::string_view::npos;
   std::string name = !r.name.empty() ? r.name : r.def ? r.def->name : "lambda";
   FuncGraph* g = m_.new_graph(name, st_.root, sub.loc(span));
+  sub.fn_graph_ = g;
   st_.done[key] = g;  // before the body: recursive calls find it
   Env env;
   if (r.def) {
-    sub.lower_def_into(g, *r.def, env, r.bound);
+    sub.lower_def_into(g, *r.def, env, r.bound, shape);
   } else {
     const ast::Parameters& ps = r.lambda->params;
     if (ps.vararg || ps.kwarg || !ps.kwonly.empty()) sub.unsupported(r.lambda->span, "lambda with '*' parameters");
@@ -188,22 +199,43 @@ FuncGraph* FnLowerer::function_graph(const ResolvedName& r) {
     sub.set_out(g, sub.expr(*r.lambda->body, g, env));
   }
   if (sub.effects_ || sub.effect_count_ > 0) st_.effectful.insert(g);  // its callers sequence its calls
-  if (!r.defaults.empty()) {
+  if (!r.defaults.empty() && !shape) {  // a variadic def's call binds its defaults (variadic_call)
     std::vector<Node*>& d = st_.defaults[g];
     for (const ConstValue& v : r.defaults) d.push_back(m_.new_constant(v, nullptr, g->loc()));
   }
   return g;
 }
 
-void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound) {
+void FnLowerer::lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound,
+                               const CallShape* shape) {
   const ast::Parameters& ps = def.params;
-  if (ps.vararg) unsupported(ps.vararg->span, "'*args' parameter");
-  if (ps.kwarg) unsupported(ps.kwarg->span, "'**kwargs' parameter");
-  if (!ps.kwonly.empty()) unsupported(ps.kwonly[0].span, "keyword-only parameter");
+  // A nested def's calls are not seen before its body is lowered.
+  const char* help = "graph mode binds '*args', '**kwargs' and keyword-only parameters of functions and methods "
+                     "it resolves by name (a call of known arity); move this def out of the function";
+  if (!shape && ps.vararg) fail(ps.vararg->span, "'*args' parameter of a nested function is not supported in graph mode", help);
+  if (!shape && ps.kwarg) fail(ps.kwarg->span, "'**kwargs' parameter of a nested function is not supported in graph mode", help);
+  if (!shape && !ps.kwonly.empty())
+    fail(ps.kwonly[0].span, "keyword-only parameter of a nested function is not supported in graph mode", help);
   if (!def.decorators.empty() && g->parent() && g->parent() != st_.root)
     unsupported(def.decorators[0]->span, "decorator");
   for (size_t i = bound; i < ps.positional.size(); ++i)
     env.vars[ps.positional[i].name] = g->add_param(ps.positional[i].name, loc(ps.positional[i].span));
+  if (shape) {
+    // Parameters: named, keyword-only, the extra positionals (*args, a
+    // tuple), the extra keywords (**kwargs, a dict).
+    for (const ast::Param& p : ps.kwonly) env.vars[p.name] = g->add_param(p.name, loc(p.span));
+    std::vector<Node*> extra;
+    for (size_t i = 0; i < shape->extra_positional; ++i)
+      extra.push_back(g->add_param(ps.vararg->name + "_" + std::to_string(i), loc(ps.vararg->span)));
+    if (ps.vararg) env.vars[ps.vararg->name] = g->apply(IrOp::make_tuple, extra, ps.vararg->name, loc(ps.vararg->span));
+    std::vector<Node*> kwvalues;
+    std::vector<ConstValue> keys;
+    for (const std::string& k : shape->extra_keywords) {
+      kwvalues.push_back(g->add_param(k, loc(ps.kwarg->span)));
+      keys.emplace_back(k);
+    }
+    if (ps.kwarg) env.vars[ps.kwarg->name] = make_dict(std::move(keys), std::move(kwvalues), g, ps.kwarg->span, ps.kwarg->name);
+  }
   finish(pointers(def.body), g, env, def.span);
 }
 
@@ -267,7 +299,7 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
       }
       case ast::StmtKind::Return: {
         auto* r = s.as<ast::Return>();
-        set_out(g, r->value ? expr(*r->value, g, env) : constant(NoneValue{}, s.span));
+        set_out(g, r->value ? returned_value(expr(*r->value, g, env), g, s.span) : constant(NoneValue{}, s.span));
         return true;
       }
       case ast::StmtKind::If: {
@@ -414,9 +446,21 @@ bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& 
     set_out(g, res);
     return true;
   }
-  for (size_t i = 0; i < joined.size(); ++i)
-    env.vars[joined[i]] =
-        g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, joined[i], loc(s.span));
+  for (size_t i = 0; i < joined.size(); ++i) {
+    Node* v = g->apply(IrOp::tuple_getitem, {res, constant(static_cast<int64_t>(i), s.span)}, joined[i], loc(s.span));
+    // A dict with the same keys in both branches stays a dict.
+    const std::vector<ConstValue>* k0 = dict_keys(benv[0].lookup(joined[i]));
+    const std::vector<ConstValue>* k1 = dict_keys(benv[1].lookup(joined[i]));
+    if (k0 || k1) {
+      bool same = k0 && k1 && k0->size() == k1->size();
+      for (size_t j = 0; same && j < k0->size(); ++j) same = const_value_str((*k0)[j]) == const_value_str((*k1)[j]);
+      if (!same)
+        fail(s.span, "the dict '" + joined[i] + "' has different keys after the two branches of this if",
+             "graph mode knows a dict's keys when it compiles: set the same keys in both branches");
+      st_.dicts[v] = *k0;
+    }
+    env.vars[joined[i]] = v;
+  }
   return false;
 }
 
@@ -482,9 +526,11 @@ FuncGraph* Lowerer::lower(const ResolvedName& fn) {
   if (failed_.count(key)) return nullptr;
   std::unordered_set<const void*> before;
   for (auto& [d, g] : done_) before.insert(d);
-  lower_detail::LowerState st{module_, root_, done_, defaults_, {}, effectful_};
+  lower_detail::LowerState st{module_, root_, done_, defaults_, {}, effectful_, dicts_, dict_results_, shape_keys_};
+  st.entry = key;
   lower_detail::FnLowerer fl(st, context_);
   try {
+    if (fn.positional_arity && lower_detail::is_variadic(fn)) return fl.variadic_entry(fn, *fn.positional_arity);
     return fl.function_graph(fn);
   } catch (lower_detail::LowerError& e) {
     errors_.push_back(std::move(e.diag));

@@ -32,6 +32,16 @@
 //     global list such as `self.layers`): unrolled, the body lowered once
 //     per item (with break/continue/return: one graph per item, chained by
 //     tail calls).
+//     Also unrolled: enumerate()/zip() of such sequences and range() of
+//     constants (in comprehensions and zip), and `x in seq` (an `or` of
+//     `==`, a constant when both sides are).
+//   * Dicts with constant keys (lower_dict.cpp): the tuple of the values,
+//     the keys known here, so d[k], d.get, len(d), `k in d` and d.items()
+//     are decided now; a dict the host asked for is returned as a dict.
+//   * A def with *args, **kwargs or keyword-only parameters is lowered once
+//     per call shape (lower_variadic.cpp): `args` is the tuple of the extra
+//     positional arguments, `kwargs` the dict of the extra keywords;
+//     `f(*xs, **d)` splices tuples and dicts of known length.
 //   * Nested def and lambda: graphs nested in the current one (closures).
 //   * Effects: `print(...)` becomes print(args..., u) and `assign(p, v)`
 //     assign(p, v, u) on a per-graph chain of state tokens
@@ -54,6 +64,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -92,6 +103,7 @@ struct HostAdapter {
     Call,     // ([callee,] args..., kwvalues...) -> callee(args..., **kw)
     GetItem,  // (value, index values...) -> value[index]
     SetItem,  // (value, index values..., v) -> value with value[index] = v, a new value (value unchanged)
+    MakeDict, // (values...) -> {keys[0]: values[0], ...}: a dict the graph returns to its caller
   };
   // One item of a subscript's index. Value and present slice bounds take
   // the next argument in order.
@@ -105,6 +117,7 @@ struct HostAdapter {
   std::vector<std::string> keywords;  // Method, Call: names of the last keywords.size() arguments
   std::vector<IndexPart> index;       // GetItem, SetItem
   bool index_is_tuple = false;        // GetItem, SetItem: x[a, b] rather than x[a]
+  std::vector<ConstValue> keys;       // MakeDict: the constant keys, in insertion order
 };
 // Makes the host callable for an adapter (a HostRef constant).
 using HostAdapterMaker = std::function<ConstValue(const HostAdapter&)>;
@@ -143,6 +156,13 @@ struct ResolvedName {
   std::string name;               // graph name; empty: the def's name
   size_t bound = 0;               // leading parameters bound by the context (`self`)
   std::vector<ConstValue> defaults;  // of the last defaults.size() parameters
+  // One per keyword-only parameter: its default (nullopt: required).
+  std::vector<std::optional<ConstValue>> kwonly_defaults;
+  // A def with *args, **kwargs or keyword-only parameters is lowered once
+  // per call shape (lower_variadic.cpp). Set when the caller is the host
+  // with this many positional arguments (the root graph): the result is
+  // then a graph of exactly that many parameters.
+  std::optional<size_t> positional_arity;
   // Constant / Node:
   ConstValue value;
   Node* node = nullptr;
@@ -192,6 +212,9 @@ class Lowerer {
   std::unordered_set<const FuncGraph*> effectful_;
   std::unordered_set<const void*> failed_;
   std::vector<Diagnostic> errors_;
+  std::unordered_map<const Node*, std::vector<ConstValue>> dicts_;
+  std::unordered_map<const FuncGraph*, std::vector<ConstValue>> dict_results_;
+  std::set<std::string> shape_keys_;
 };
 
 // Convenience: one function with its own Lowerer.

@@ -235,11 +235,29 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
                                          : const_value_str(left->value()) == const_value_str(right->value());
           return constant(c->ops[i] == ast::CmpOp::Is ? same : !same, e.span);
         }
+        bool last = i + 1 == c->ops.size();
+        Node* r = nullptr;
+        Node* right = nullptr;
+        if (c->ops[i] == ast::CmpOp::In || c->ops[i] == ast::CmpOp::NotIn) {
+          // Membership in a dict, a tuple of known length or a host
+          // sequence (lower_dict.cpp); the right side is not an operand of
+          // a following comparison in practice (a in b < c).
+          if (c->ops.size() != 1) unsupported(e.span, "a chained comparison with 'in'");
+          r = membership(left, *c->comparators[i], e.span, g, env);
+          if (c->ops[i] == ast::CmpOp::NotIn) {
+            auto t = static_truth(r);
+            r = t ? constant(!*t, e.span) : g->apply(Prim::logical_not, {r}, name, l);
+          }
+          return r;
+        }
         if (!compare_op_prim(c->ops[i], p))
           unsupported(e.span, std::string("operator '") + ast::to_string(c->ops[i]) + "'");
-        Node* right = expr(*c->comparators[i], g, env);
-        bool last = i + 1 == c->ops.size();
-        Node* r = g->apply(p, {left, right}, last && !acc ? name : "", l);
+        right = expr(*c->comparators[i], g, env);
+        std::optional<bool> same;
+        if ((c->ops[i] == ast::CmpOp::Eq || c->ops[i] == ast::CmpOp::Ne) && left->is_constant() && right->is_constant())
+          same = constant_equal(left->value(), right->value());  // `k == "bias"`: decided now
+        r = same ? constant(c->ops[i] == ast::CmpOp::Eq ? *same : !*same, e.span)
+                 : g->apply(p, {left, right}, last && !acc ? name : "", l);
         acc = acc ? g->apply(Prim::logical_and, {acc, r}, last ? name : "", l) : r;
         left = right;
       }
@@ -266,6 +284,7 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
       auto* c = e.as<ast::GeneratorExp>();
       return comprehension(*c->elt, c->generators, IrOp::make_tuple, e, g, env, name);
     }
+    case ast::ExprKind::Dict: return dict_display(*e.as<ast::Dict>(), g, env, name);
     default: break;
   }
   unsupported(e.span, expr_construct(e.kind));
@@ -279,24 +298,8 @@ Node* FnLowerer::comprehension(const ast::Expr& elt, const std::vector<ast::Comp
                                const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name) {
   if (gens.size() != 1) unsupported(e.span, "a comprehension with several 'for' clauses");
   const ast::Comprehension& gen = gens[0];
-  std::vector<Node*> items;
-  if (is_range_call(*gen.iter, env)) {
-    const auto& rc = *gen.iter->as<ast::Call>();
-    std::vector<int64_t> bounds;
-    for (const auto& a : rc.args) {
-      Node* v = a.kind == ast::Arg::Kind::Positional ? expr(*a.value, g, env) : nullptr;
-      if (!v || !v->is_constant() || !std::holds_alternative<int64_t>(v->value()))
-        unsupported(a.span, "a comprehension over range() of values known only at run time");
-      bounds.push_back(std::get<int64_t>(v->value()));
-    }
-    if (bounds.empty() || bounds.size() > 3) fail(rc.span, "range expected 1 to 3 arguments");
-    int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
-    int64_t step = bounds.size() > 2 ? bounds[2] : 1;
-    if (step == 0) fail(rc.span, "range() arg 3 must not be zero");
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.push_back(constant(i, gen.iter->span));
-  } else {
-    items = sequence_items(*gen.iter, g, env, "a comprehension");
-  }
+  // range(...) of constants or a sequence of known length (lower_loop.cpp).
+  std::vector<Node*> items = sequence_items(*gen.iter, g, env, "a comprehension");
   std::vector<Node*> out{};
   for (Node* item : items) {
     Env inner{&env, {}};
@@ -407,6 +410,7 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   Loc l = loc(c.span);
   std::string dotted;
   Node* callee = nullptr;
+  if (Node* n = dict_builtin(c, g, env, name)) return n;  // before dict(k=v) is evaluated as a static call
   if (is_static_call(c, env)) {
     // `ops.GradOperation()(f)`, `msl.grad(f)`: made by the host at compile
     // time; what it makes (a function, a constant) is used here.
@@ -415,8 +419,17 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   if (global_attribute(*c.func, env, dotted)) {
     if (dotted == "print" && (!resolve_ || resolve_(dotted).kind != ResolvedName::Kind::Function))
       return print_call(c, g, env);
-    callee = resolve_global(dotted, c.func->span);
+    ResolvedName r = resolve_ ? resolve_(dotted) : ResolvedName{};
+    if (is_variadic(r)) {
+      // *args / **kwargs / keyword-only parameters: a graph per call shape.
+      std::vector<Node*> pos;
+      std::vector<std::pair<std::string, Node*>> kw;
+      call_arguments(c, g, env, pos, kw);
+      return variadic_call(r, std::move(pos), std::move(kw), c.span, g, name, &c);
+    }
+    callee = resolved_node(r, "name '" + dotted + "'", c.func->span);
   } else if (c.func->kind == ast::ExprKind::Attribute) {
+    if (Node* n = dict_method(c, g, env, name)) return n;
     return method_call(c, g, env, name);
   } else {
     callee = expr(*c.func, g, env);
@@ -441,8 +454,11 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
       attrs.set(specs[k].name, attr_value(*a.value, specs[k].kind, env));
       continue;
     }
-    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
-      unsupported(a.span, "'*' or '**' argument");
+    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar) {
+      if (prim) unsupported(a.span, "'*' or '**' argument of a primitive");
+      splice_argument(a, g, env, args, kwargs);  // of known length (lower_variadic.cpp)
+      continue;
+    }
     if (a.kind == ast::Arg::Kind::Keyword) {
       if (!prim) {
         kwargs.emplace_back(a.name, expr(*a.value, g, env));
@@ -488,18 +504,25 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   if (graph) bind_graph_args(graph, args, kwargs, c);
   else if (!kwargs.empty()) return keyword_call(callee, std::move(args), std::move(kwargs), c, g, name);
   args.insert(args.begin(), callee);
-  return call_node(std::move(args), g, name, l, c);
+  return call_node(std::move(args), g, name, l, &c);
 }
 
 Node* FnLowerer::call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l,
-                           const ast::Call& c) {
+                           const ast::Call* c) {
   FuncGraph* callee = call[0]->as_graph();
-  bool effect = &c == discarded_call_ || (callee && st_.effectful.count(callee));
-  if (!effects_ && !effect) return g->apply(call, name, l);
-  // The callee may have effects: the call takes its place on the effect chain.
-  order_after_state(g, call);
-  Node* n = g->apply(call, name, l);
-  sequence(g, n);
+  bool effect = (c && c == discarded_call_) || (callee && st_.effectful.count(callee));
+  Node* n;
+  if (!effects_ && !effect) {
+    n = g->apply(call, name, l);
+  } else {
+    // The callee may have effects: the call takes its place on the effect chain.
+    order_after_state(g, call);
+    n = g->apply(call, name, l);
+    sequence(g, n);
+  }
+  // A function returning a dict (lower_dict.cpp): so does the call.
+  if (auto it = callee ? st_.dict_results.find(callee) : st_.dict_results.end(); it != st_.dict_results.end())
+    st_.dicts[n] = it->second;
   return n;
 }
 

@@ -42,8 +42,18 @@ Node* FnLowerer::method_call(const ast::Call& c, FuncGraph* g, Env& env, const s
   std::vector<Node*> args{nullptr, expr(*m.value, g, env)};
   std::vector<Node*> kwvalues;
   for (const ast::Arg& a : c.args) {
-    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar)
-      unsupported(a.span, "'*' or '**' argument");
+    if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar) {
+      // Of known length (lower_variadic.cpp): spliced in.
+      std::vector<Node*> pos;
+      std::vector<std::pair<std::string, Node*>> kw;
+      splice_argument(a, g, env, pos, kw);
+      args.insert(args.end(), pos.begin(), pos.end());
+      for (auto& [k, v] : kw) {
+        h.keywords.push_back(k);
+        kwvalues.push_back(v);
+      }
+      continue;
+    }
     if (a.kind == ast::Arg::Kind::Keyword) {
       h.keywords.push_back(a.name);
       kwvalues.push_back(expr(*a.value, g, env));
@@ -53,7 +63,7 @@ Node* FnLowerer::method_call(const ast::Call& c, FuncGraph* g, Env& env, const s
   }
   args.insert(args.end(), kwvalues.begin(), kwvalues.end());
   args[0] = adapter(h, c.func->span, "a method call on a value");
-  return call_node(std::move(args), g, name, loc(c.span), c);
+  return call_node(std::move(args), g, name, loc(c.span), &c);
 }
 
 Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
@@ -71,11 +81,12 @@ Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
     args.push_back(v);
   }
   args.insert(args.begin(), adapter(h, c.span, "keyword arguments in a call of a computed function"));
-  return call_node(std::move(args), g, name, loc(c.span), c);
+  return call_node(std::move(args), g, name, loc(c.span), &c);
 }
 
 Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name) {
   Node* v = expr(*s.value, g, env);
+  if (dict_keys(v)) return dict_item(v, expr(*s.index, g, env), s.span, g, name);
   const ast::Expr& ix = *s.index;
   bool neg = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg &&
              ix.as<ast::Unary>()->operand->kind == ast::ExprKind::Constant;
@@ -134,6 +145,7 @@ void FnLowerer::store_subscript(const ast::Subscript& s, Node* v, FuncGraph* g, 
   if (s.value->kind != ast::ExprKind::Name || !env.lookup(s.value->as<ast::Name>()->id))
     unsupported(s.span, "item assignment to anything but a local variable (x[i] = v)");
   const std::string& target = s.value->as<ast::Name>()->id;
+  if (dict_keys(env.lookup(target))) return dict_store(s, env.lookup(target), v, g, env);
   HostAdapter h;
   h.kind = HostAdapter::Kind::SetItem;
   std::vector<Node*> args{nullptr, env.lookup(target)};

@@ -62,10 +62,37 @@ struct LowerState {
   std::unordered_map<const FuncGraph*, std::pair<Node*, Node*>> effects;
   // Graphs of functions whose bodies have effects (lower.h, "Effects").
   std::unordered_set<const FuncGraph*>& effectful;
+  // Dicts (lower_dict.cpp): a dict is the tuple of its values, its
+  // constant keys known here, per node; a graph that returns a dict makes
+  // its calls dicts with the same keys.
+  std::unordered_map<const Node*, std::vector<ConstValue>>& dicts;
+  std::unordered_map<const FuncGraph*, std::vector<ConstValue>>& dict_results;
+  // The keys of per-call-shape graphs of variadic defs (lower_variadic.cpp):
+  // stable addresses for `done`.
+  std::set<std::string>& shape_keys;
+  // The function the host asked for (its dict result goes back as a dict).
+  const void* entry = nullptr;
 };
+
+// The shape of a call of a def with *args, **kwargs or keyword-only
+// parameters (lower_variadic.cpp): positional arguments beyond the named
+// parameters (bound to *args as a tuple) and keywords no parameter takes
+// (bound to **kwargs as a dict of constant keys).
+struct CallShape {
+  size_t extra_positional = 0;
+  std::vector<std::string> extra_keywords;
+};
+bool is_variadic(const ResolvedName& r);
+// Python's == between constant scalars (1 == 1.0 == True, "a" == "a"), or
+// nullopt for anything else (tensors, host objects: only the types decide
+// those). lower_dict.cpp.
+std::optional<bool> constant_equal(const ConstValue& a, const ConstValue& b);
 
 // `range(...)` of the builtin (not a local named range).
 bool is_range_call(const ast::Expr& it, const Env& env);
+// A call of the builtin `name` (not shadowed by a local or a function of
+// the file).
+bool is_builtin_call(const ast::Call& c, const char* name, const Env& env, const Resolver& resolve);
 
 class FnLowerer {
  public:
@@ -74,9 +101,14 @@ class FnLowerer {
 
   // Fills `g` (already created) from `def`, with `env` as the scope of g;
   // the first `bound` parameters are left to the context (`self`).
-  void lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound = 0);
-  // The graph of a resolved function: lowered on first use, then shared.
-  FuncGraph* function_graph(const ResolvedName& r);
+  void lower_def_into(FuncGraph* g, const ast::FunctionDef& def, Env& env, size_t bound = 0,
+                      const CallShape* shape = nullptr);
+  // The graph of a resolved function: lowered on first use, then shared
+  // (a variadic def: per call shape).
+  FuncGraph* function_graph(const ResolvedName& r, const CallShape* shape = nullptr);
+  // A graph of `arity` parameters calling variadic def `r` with them as
+  // its positional arguments (the host's call of the root).
+  FuncGraph* variadic_entry(const ResolvedName& r, size_t arity);
 
   // --- expressions (lower_expr.cpp)
   Node* expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::string& name = "");
@@ -84,7 +116,7 @@ class FnLowerer {
   Node* binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, const Span& span, FuncGraph* g,
               const std::string& name);
   Node* constant(ConstValue v, const Span& s) { return m_.new_constant(std::move(v), nullptr, loc(s)); }
-  Loc loc(const Span& s) { return s.valid() ? m_.loc(src_->name(), s.line, s.col) : Loc{}; }
+  Loc loc(const Span& s) { return s.valid() && src_ ? m_.loc(src_->name(), s.line, s.col) : Loc{}; }
   [[noreturn]] void fail(const Span& s, const std::string& msg, const std::string& help = "") const;
   [[noreturn]] void unsupported(const Span& s, const std::string& what) const;
 
@@ -120,7 +152,41 @@ class FnLowerer {
   // The call (callee, args...) of expression `c`, joining g's effect chain
   // when it is an effect or the function prints (lower.h, "Effects").
   Node* call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l,
-                  const ast::Call& c);
+                  const ast::Call* c);
+
+  // --- variadic calls (lower_variadic.cpp)
+  // The arguments of call `c` with `*xs` and `**d` of known length spliced
+  // in; false when a splice is of a value of unknown length.
+  void call_arguments(const ast::Call& c, FuncGraph* g, Env& env, std::vector<Node*>& pos,
+                      std::vector<std::pair<std::string, Node*>>& kw);
+  // `*xs` / `**d` of call argument `a`, appended to pos / kw.
+  void splice_argument(const ast::Arg& a, FuncGraph* g, Env& env, std::vector<Node*>& pos,
+                       std::vector<std::pair<std::string, Node*>>& kw);
+  // A call of variadic def `r`: its graph for this call shape, the
+  // arguments bound to its parameters.
+  Node* variadic_call(const ResolvedName& r, std::vector<Node*> pos, std::vector<std::pair<std::string, Node*>> kw,
+                      const Span& s, FuncGraph* g, const std::string& name, const ast::Call* c);
+
+  // --- dicts (lower_dict.cpp)
+  // The keys of dict `n`, or null when n is no dict.
+  const std::vector<ConstValue>* dict_keys(const Node* n) const;
+  Node* make_dict(std::vector<ConstValue> keys, std::vector<Node*> values, FuncGraph* g, const Span& s,
+                  const std::string& name);
+  Node* dict_display(const ast::Dict& d, FuncGraph* g, Env& env, const std::string& name);
+  // d[key] for a constant key (a KeyError now when it is missing).
+  Node* dict_item(Node* d, const Node* key, const Span& s, FuncGraph* g, const std::string& name);
+  // d[key] = v: d's name is rebound to the updated dict.
+  void dict_store(const ast::Subscript& s, Node* d, Node* v, FuncGraph* g, Env& env);
+  // d.get/keys/values/items/copy/update(...), or null when `c` is no
+  // method call on a dict.
+  Node* dict_method(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
+  // dict(...) and len(d): null when `c` is neither.
+  Node* dict_builtin(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
+  // `x in seq` for a dict (its keys), a tuple or list of known length or a
+  // host sequence: an `or` of `==` (a constant when both sides are).
+  Node* membership(Node* x, const ast::Expr& seq, const Span& s, FuncGraph* g, Env& env);
+  // A value returned to the host: a dict becomes the host's dict.
+  Node* returned_value(Node* v, FuncGraph* g, const Span& s);
 
   // --- host adapters (lower_host.cpp)
   // A dotted global name (`ops.relu`, `self.fc`) that no Parameter is a
@@ -175,6 +241,8 @@ class FnLowerer {
   // The call whose value an expression statement discards: an effect.
   const ast::Call* discarded_call_ = nullptr;
   LoopFrame* loop_ = nullptr;  // the innermost loop whose body is being lowered
+  bool entry_ = false;         // lowering the function the host asked for (LowerState::entry)
+  FuncGraph* fn_graph_ = nullptr;  // the graph of the function (not of a branch or loop in it)
   IrModule& m_;
   ContextPtr ctx_;
   SourcePtr src_;

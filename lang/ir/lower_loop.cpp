@@ -31,6 +31,9 @@
 // A body with break/continue/return gets one graph per item instead, each
 // playing the part of @loop for the previous one (continue = call the
 // next item's graph), with the same exit and continuation as above.
+#include <algorithm>
+#include <cstdint>
+
 #include "lang/ir/lower.h"
 #include "lang/ir/lower_impl.h"
 
@@ -282,6 +285,55 @@ bool FnLowerer::for_sequence(const ast::For& f, const Stmts& rest, FuncGraph* g,
 std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g, Env& env, const char* what) {
   std::vector<Node*> items;
   std::string dotted;
+  const ast::Call* call = seq.kind == ast::ExprKind::Call ? seq.as<ast::Call>() : nullptr;
+  bool positional = call != nullptr;
+  for (size_t i = 0; call && i < call->args.size(); ++i) positional = positional && call->args[i].kind == ast::Arg::Kind::Positional;
+  if (is_range_call(seq, env)) {
+    // range(...) of constants: its numbers (a comprehension, zip(range(n), xs)).
+    std::vector<int64_t> bounds;
+    for (const auto& a : call->args) {
+      Node* v = a.kind == ast::Arg::Kind::Positional ? expr(*a.value, g, env) : nullptr;
+      if (!v || !v->is_constant() || !std::holds_alternative<int64_t>(v->value()))
+        unsupported(a.span, std::string(what) + " over range() of values known only at run time");
+      bounds.push_back(std::get<int64_t>(v->value()));
+    }
+    if (bounds.empty() || bounds.size() > 3) fail(call->span, "range expected 1 to 3 arguments");
+    int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+    int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+    if (step == 0) fail(call->span, "range() arg 3 must not be zero");
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.push_back(constant(i, seq.span));
+    return items;
+  }
+  if (positional && is_builtin_call(*call, "enumerate", env, resolve_) && !call->args.empty() && call->args.size() <= 2) {
+    // enumerate(seq[, start]) of a sequence of known length: (i, item) pairs.
+    int64_t start = 0;
+    if (call->args.size() == 2) {
+      Node* s = expr(*call->args[1].value, g, env);
+      if (!s->is_constant() || !std::holds_alternative<int64_t>(s->value()))
+        unsupported(call->args[1].span, "an enumerate() start known only at run time");
+      start = std::get<int64_t>(s->value());
+    }
+    std::vector<Node*> inner = sequence_items(*call->args[0].value, g, env, what);
+    for (size_t i = 0; i < inner.size(); ++i)
+      items.push_back(g->apply(IrOp::make_tuple, {constant(start + static_cast<int64_t>(i), seq.span), inner[i]}, "",
+                               loc(seq.span)));
+    return items;
+  }
+  if (positional && is_builtin_call(*call, "zip", env, resolve_) && !call->args.empty()) {
+    // zip(a, b, ...) of sequences of known length: tuples, as long as the shortest.
+    std::vector<std::vector<Node*>> seqs;
+    size_t n = SIZE_MAX;
+    for (const ast::Arg& a : call->args) {
+      seqs.push_back(sequence_items(*a.value, g, env, what));
+      n = std::min(n, seqs.back().size());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Node*> tuple;
+      for (auto& s : seqs) tuple.push_back(s[i]);
+      items.push_back(g->apply(IrOp::make_tuple, tuple, "", loc(seq.span)));
+    }
+    return items;
+  }
   if (resolve_ && dotted_name(seq, env, dotted)) {
     ResolvedName r = resolve_(dotted);
     if (r.kind == ResolvedName::Kind::Sequence || !r.items.empty()) {
@@ -291,6 +343,10 @@ std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g,
     }
   }
   Node* v = expr(seq, g, env);
+  if (const std::vector<ConstValue>* keys = dict_keys(v)) {
+    for (const ConstValue& k : *keys) items.push_back(constant(k, seq.span));  // a dict iterates its keys
+    return items;
+  }
   if (!v->is_call_of(IrOp::make_tuple) && !v->is_call_of(IrOp::make_list))
     fail(seq.span, std::string(what) + " over a value whose length is not known at compile time is not supported in graph mode",
          "graph mode iterates over range(...) and unrolls loops over tuples and lists of known length");

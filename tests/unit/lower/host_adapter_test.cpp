@@ -37,6 +37,12 @@ ir::ConstValue describe(const ir::HostAdapter& h) {
       s = "call|" + (callee ? (*callee)->name() : std::string("-")) + "|" + join(h.keywords);
       break;
     }
+    case K::MakeDict: {
+      std::vector<std::string> keys;
+      for (const ir::ConstValue& k : h.keys) keys.push_back(ir::const_value_str(k));
+      s = "dict|" + join(keys);
+      break;
+    }
     case K::GetItem:
     case K::SetItem: {
       std::vector<std::string> parts;
