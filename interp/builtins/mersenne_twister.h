@@ -24,6 +24,9 @@ class MersenneTwister {
   void seed_by_array(const std::vector<uint32_t>& key);
   // random.seed(n) for an integer n >= 0 (abs() is the caller's).
   void seed_u64(uint64_t n);
+  // NumPy's legacy RandomState.seed(n) for 0 <= n < 2**32: the generator's
+  // own init_genrand(n), not init_by_array.
+  void seed_u32(uint32_t n) { init_genrand(n); }
   // random.seed(s) for a str: int.from_bytes(s + sha512(s)) as the key.
   void seed_text(std::string_view utf8);
 

@@ -92,6 +92,14 @@ std::vector<NamedTensor> parse_safetensors(std::string_view bytes, const std::st
 std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
                                   const std::vector<std::pair<std::string, std::string>>& metadata, bool crc = false);
 
+// NumPy's .npy (one array) and .npz (named arrays in a zip archive), read
+// and written by the numpy module (checkpoint_npy.cpp). npz names drop the
+// members' ".npy"; `compress` deflates members as numpy.savez_compressed.
+kernels::Tensor parse_npy(std::string_view bytes, const std::string& path);
+std::string serialize_npy(const kernels::Tensor& t);
+std::vector<NamedTensor> parse_npz(std::string_view bytes, const std::string& path);
+std::string serialize_npz(const std::vector<NamedTensor>& tensors, bool compress);
+
 // ------------------------------------------------------------------ files
 
 // An open checkpoint file: a regular file (anything else is a FormatError

@@ -14,6 +14,9 @@
 //                                   writer is gone (checkpoint.h)
 //   first_non_finite(items)         -> the name of the first tensor with a NaN
 //                                   or an infinity, or None
+//   read_npy(path) -> Tensor, read_npz(path) -> [(name, Tensor), ...],
+//   write_npy(path, tensor), write_npz(path, items, compress)
+//                                   NumPy's files, for numpy.load/save/savez
 //
 // The format follows the extension: .ckpt (MindSpore protobuf) or
 // .safetensors. The byte functions exist because MSL has no bytes type:
@@ -179,6 +182,44 @@ Value f_first_non_finite(Interp& I, Args& a, Object*) {
   return name ? str_value(*name) : Value::none();
 }
 
+// numpy.load / numpy.save / numpy.savez: the arrays as tensors; the numpy
+// module wraps them in ndarrays.
+Value f_read_npy(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_positional(I, "read_npy", a, 1, 1, v);
+  std::string path = path_arg(I, v[0], "read_npy");
+  kernels::Tensor t = checkpoint_call(I, [&] { return checkpoint::parse_npy(checkpoint::read_whole_file(path), path); });
+  return wrap_tensor(static_cast<Class*>(data), std::move(t));
+}
+
+Value f_read_npz(Interp& I, Args& a, Object* data) {
+  Value v[1];
+  bind_positional(I, "read_npz", a, 1, 1, v);
+  std::string path = path_arg(I, v[0], "read_npz");
+  auto tensors = checkpoint_call(I, [&] { return checkpoint::parse_npz(checkpoint::read_whole_file(path), path); });
+  return tensor_list(tensors, data);
+}
+
+Value f_write_npy(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "write_npy", a, 2, 2, v);
+  std::string path = path_arg(I, v[0], "write_npy");
+  if (!is_tensor(v[1])) raise_type_error(I, fmt::format("write_npy: expected a Tensor, not {}", I.type_name(v[1])));
+  const kernels::Tensor& t = tensor_of(v[1]);
+  checkpoint_call(I, [&] { checkpoint::write_file_atomically(path, checkpoint::serialize_npy(t)); });
+  return Value::none();
+}
+
+Value f_write_npz(Interp& I, Args& a, Object*) {
+  Value v[3];
+  bind_positional(I, "write_npz", a, 3, 3, v);
+  std::string path = path_arg(I, v[0], "write_npz");
+  std::vector<checkpoint::NamedTensor> tensors = named_tensors(I, v[1], "write_npz");
+  bool compress = I.truthy(v[2]);
+  checkpoint_call(I, [&] { checkpoint::write_file_atomically(path, checkpoint::serialize_npz(tensors, compress)); });
+  return Value::none();
+}
+
 }  // namespace
 
 void init_module_msl_checkpoint(Interp& I, Module& m) {
@@ -193,6 +234,10 @@ void init_module_msl_checkpoint(Interp& I, Module& m) {
   I.def_native(&m, "write_bytes", f_write_bytes);
   I.def_native(&m, "remove_stale_temp", f_remove_stale_temp);
   I.def_native(&m, "first_non_finite", f_first_non_finite);
+  I.def_native(&m, "read_npy", f_read_npy, tensor_cls);
+  I.def_native(&m, "read_npz", f_read_npz, tensor_cls);
+  I.def_native(&m, "write_npy", f_write_npy);
+  I.def_native(&m, "write_npz", f_write_npz);
 }
 
 }  // namespace msl

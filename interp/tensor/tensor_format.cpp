@@ -308,7 +308,8 @@ struct ElementFormat {
   std::string operator()(int64_t off) const {
     DType d = t.dtype();
     if (is_float) return (*ff)(kernels::load_as_double(base, d, off));
-    if (d == DType::Bool) return static_cast<const bool*>(base)[off] ? " True" : "False";
+    // NumPy pads True to False's width inside arrays, not for a 0-d array.
+    if (d == DType::Bool) return static_cast<const bool*>(base)[off] ? (t.ndim() == 0 ? "True" : " True") : "False";
     std::string s = std::to_string(load_int(off));
     return std::string(int_width > s.size() ? int_width - s.size() : 0, ' ') + s;
   }
@@ -340,11 +341,12 @@ void extend_line(std::string& s, std::string& line, const std::string& word, siz
   line += word;
 }
 
-// NumPy's _formatArray.
+// NumPy's _formatArray: `separator` is " " for str() and ", " for repr().
 struct ArrayPrinter {
   const Tensor& t;
   const ElementFormat& fmt;
   bool summarize;
+  std::string_view separator;
 
   std::string rec(int dim, int64_t off, const std::string& hanging, size_t width) const {
     int axes_left = t.ndim() - dim;
@@ -361,20 +363,21 @@ struct ArrayPrinter {
       std::string line = hanging;
       for (int64_t i = 0; i < leading; ++i) {
         extend_line(s, line, rec(dim + 1, off + i * stride, next_hanging, next_width), elem_width, hanging);
-        line += " ";
+        line += separator;
       }
       if (show_summary) {
         extend_line(s, line, "...", elem_width, hanging);
-        line += " ";
+        line += separator;
       }
       for (int64_t i = trailing; i > 1; --i) {
         extend_line(s, line, rec(dim + 1, off + (n - i) * stride, next_hanging, next_width), elem_width, hanging);
-        line += " ";
+        line += separator;
       }
       extend_line(s, line, rec(dim + 1, off + (n - 1) * stride, next_hanging, next_width), elem_width, hanging);
       s += line;
     } else {
-      std::string line_sep(static_cast<size_t>(axes_left - 1), '\n');
+      std::string line_sep(separator.substr(0, separator.find_last_not_of(' ') + 1));
+      line_sep.append(static_cast<size_t>(axes_left - 1), '\n');
       for (int64_t i = 0; i < leading; ++i)
         s += hanging + rec(dim + 1, off + i * stride, next_hanging, next_width) + line_sep;
       if (show_summary) s += hanging + "..." + line_sep;
@@ -398,16 +401,20 @@ std::string scalar_str(const Tensor& t) {
 
 }  // namespace
 
-std::string tensor_values_str(const Tensor& t_any) {
+std::string array_to_string(const Tensor& t_any, std::string_view separator, size_t prefix_len, size_t line_width) {
   Tensor t = t_any.to_host();  // printing reads the values on the host
-  if (t.ndim() == 0) return scalar_str(t);
   if (t.numel() == 0) return "[]";
   bool summarize = t.numel() > kThreshold;
   std::vector<int64_t> offsets;
   collect_offsets(t, summarize, 0, t.offset(), offsets);
   ElementFormat fmt(t, offsets);
-  ArrayPrinter p{t, fmt, summarize};
-  return p.rec(0, t.offset(), " ", kLineWidth);
+  ArrayPrinter p{t, fmt, summarize, separator};
+  return p.rec(0, t.offset(), std::string(prefix_len + 1, ' '), line_width);
+}
+
+std::string tensor_values_str(const Tensor& t_any) {
+  if (t_any.ndim() == 0) return scalar_str(t_any.to_host());
+  return array_to_string(t_any, " ", 0, kLineWidth);
 }
 
 namespace {

@@ -259,7 +259,26 @@ constexpr int64_t kMaxListElements = int64_t(1) << 31;
 
 }  // namespace
 
+bool tensor_of_protocol(Interp& I, const Value& v, Tensor& out) {
+  if (!v.is(Kind::Instance)) return false;
+  Value method = I.getattr_or_undef(v, I.intern("__tensor__"));
+  if (method.is_undef()) return false;
+  Value t = I.call(method, {});
+  if (!is_tensor(t))
+    raise_type_error(I, fmt::format("{}.__tensor__() returned {}, not a Tensor", I.type_name(v), I.type_name(t)));
+  out = tensor_of(t);
+  return true;
+}
+
 Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const char* fname) {
+  if (Tensor shared; tensor_of_protocol(I, v, shared)) {
+    if ((!dtype || *dtype == shared.dtype()) && shared.device() == kernels::default_device()) return shared;
+    return kernel_call(I, [&] {
+      Tensor t(dtype ? *dtype : shared.dtype(), shared.shape(), kernels::default_device());
+      kernels::copy_tensor(shared, t);
+      return t;
+    });
+  }
   if (is_tracer(v))
     trace::cannot_trace(I, v, fmt::format("{}: a traced tensor cannot be copied into a new tensor", fname));
   if (is_tensor(v)) {
@@ -358,7 +377,10 @@ bool operand_tensor(Interp& I, const Value& v, DType like, Tensor& out, const ch
     out = tensor_from_value(I, v, nullptr, fname);
     return true;
   }
-  return false;
+  if (!tensor_of_protocol(I, v, out)) return false;
+  // A NumPy array lives on the host; it meets tensors on the default device.
+  if (out.device() != kernels::default_device()) out = kernel_call(I, [&] { return out.to_device(kernels::default_device()); });
+  return true;
 }
 
 // ------------------------------------------------------------ to values

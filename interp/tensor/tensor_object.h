@@ -130,7 +130,16 @@ inline auto kernel_call(Interp& I, F&& f) -> decltype(f()) {
 // A dtype given as a Type object or a dtype name ("float32"); TypeError otherwise.
 kernels::DType dtype_arg(Interp& I, const Value& v, const char* fname);
 
+// The tensor an object stands for: an instance whose class defines
+// `__tensor__()` (numpy's ndarray) gives that method's Tensor, sharing its
+// data, as NumPy's __array__ protocol lets foreign arrays into NumPy.
+// False for anything else.
+bool tensor_of_protocol(Interp& I, const Value& v, kernels::Tensor& out);
+
 // Builds a tensor from nested lists/tuples of numbers, a number or a tensor.
+// An object with __tensor__ (above) gives its tensor: shared when the dtype
+// matches and it is on the default device (msl.Tensor(ndarray) copies no
+// data), converted otherwise.
 // With `dtype` null the dtype is inferred (any float: float32; all ints:
 // int64; all bools: bool_; tensor elements promote); else values convert.
 kernels::Tensor tensor_from_value(Interp& I, const Value& v, const kernels::DType* dtype, const char* fname);
@@ -180,6 +189,12 @@ Value run_prim1(Interp& I, Class* tensor_cls, kernels::Prim p, std::span<const k
 std::string tensor_repr(const kernels::Tensor& t);
 // NumPy's str() of the values alone.
 std::string tensor_values_str(const kernels::Tensor& t);
+// NumPy's array2string: elements joined by `separator` (" " for str, ", "
+// for repr), continuation lines indented to follow a prefix of `prefix_len`
+// characters ("array(" is 6), wrapped at `line_width`. A 0-d tensor gives
+// its element as an array element prints (repr's "1."), an empty one "[]".
+std::string array_to_string(const kernels::Tensor& t, std::string_view separator, size_t prefix_len,
+                            size_t line_width);
 // repr of a tracer: "Tracer(shape=[2, 3], dtype=Float32)".
 std::string tracer_repr(const kernels::TensorSpec& s);
 
