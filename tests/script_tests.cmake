@@ -70,7 +70,8 @@ set(MSL_DEBUG_DEVICE_SKIP
     fusion/blocked_layout  # the blocked layout is the CPU target's (oneDNN); other devices keep NCHW
     grad/errors            # the messages print tensor types, which name a device other than the CPU
     grad/save_graphs       # the saved graphs print tensor types too
-    context/runtime_memory)  # reports the CPU's caching allocator, which the Debug device does not use
+    context/runtime_memory  # reports the CPU's caching allocator, which the Debug device does not use
+    numpy/shared_memory)    # Tensor(ndarray) shares the array's host memory only when the CPU is the default device
 foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
   msl_ops_script_key(${test_file} key)
   if(key IN_LIST MSL_DEBUG_DEVICE_SKIP)

@@ -37,7 +37,7 @@ namespace {
 
 // Methods that read a tensor's values.
 bool reads_values(std::string_view method) {
-  for (const char* m : {"item", "tolist", "asnumpy", "__float__", "__int__", "__index__", "__str__"})
+  for (const char* m : {"item", "tolist", "__float__", "__int__", "__index__", "__str__"})
     if (method == m) return true;
   return false;
 }
@@ -380,12 +380,6 @@ Value m_tolist(Interp& I, Args& a, Object*) {
   return tensor_to_list(I, o->t);
 }
 
-Value m_asnumpy(Interp& I, Args& a, Object*) {
-  TensorObj* o = self_tensor(I, a, "asnumpy");
-  method_noargs(I, a, "Tensor", "asnumpy");
-  return tensor_to_list(I, o->t);
-}
-
 Value m_copy(Interp& I, Args& a, Object*) {
   TensorObj* o = self_tensor(I, a, "copy");
   method_noargs(I, a, "Tensor", "copy");
@@ -556,7 +550,6 @@ void init_tensor_methods(Interp& I, TensorClass* t, TensorClass* p) {
   I.def_method(t, "argmin", m_arg<Prim::argmin>);
   I.def_method(t, "item", m_item);
   I.def_method(t, "tolist", m_tolist);
-  I.def_method(t, "asnumpy", m_asnumpy);
   I.def_method(t, "copy", m_copy);
   I.def_method(t, "numel", m_numel);
   I.def_method(t, "dim", m_dim);
