@@ -931,6 +931,9 @@ struct MakeClass final : ExprNode {
       locate(e, span);
       throw;
     }
+    // A body that sets __module__ (a package re-exporting its classes,
+    // `numpy.ndarray`) renames the module the class reports, as in Python.
+    if (const Value* m = cls->dict.find(I.names().__module__); m && m->is(Kind::Str)) cls->module_name = m->as<Str>()->s;
     if (class_cell >= 0) slots[class_cell].as<Cell>()->value = cls.value();
     I.bump_class_epoch();
     return cls.value();
