@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "interp/builtins/format.h"
+#include "interp/core/module_ast_cache.h"
 #include "interp/core/nodes.h"
 #include "interp/core/name_suggestion.h"
 #include "interp/core/sandbox.h"
@@ -506,7 +507,22 @@ Value Interp::run_source(SourcePtr source, Ref<Module> module) {
     module->file = source->name();
     module->set(names_->__file__, str(module->file));
   }
-  std::shared_ptr<ast::Module> owner = parse_or_raise(*this, source, false);
+  return run_parsed(parse_or_raise(*this, source, false), std::move(module));
+}
+
+Value Interp::run_imported(SourcePtr source, Ref<Module> module) {
+  // The sandbox keeps the host's disk out of the interpreter's business too.
+  ModuleAstCache cache = opts_.sandbox ? ModuleAstCache() : ModuleAstCache::from_environment();
+  std::unique_ptr<ast::Module> tree = cache.load(source);
+  if (!tree) {
+    tree = parse_or_raise(*this, source, false);
+    cache.store(*tree);
+  }
+  return run_parsed(std::move(tree), std::move(module));
+}
+
+Value Interp::run_parsed(std::shared_ptr<ast::Module> owner, Ref<Module> module) {
+  SourcePtr source = owner->source;
   auto code = compile_module_once(*this, owner, module.get(), CompileMode::File);
   owner.reset();  // what is left of it, the functions' code holds
 #ifdef __GLIBC__

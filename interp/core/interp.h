@@ -117,6 +117,10 @@ class Interp {
   // Parses and runs `source` as the body of `module` (created as __main__ when
   // null). Syntax errors raise SyntaxError/IndentationError.
   Value run_source(SourcePtr source, Ref<Module> module = nullptr);
+  // run_source for an imported module's file: its tree comes from the
+  // module AST cache when the same text was parsed before
+  // (interp/core/module_ast_cache.h).
+  Value run_imported(SourcePtr source, Ref<Module> module);
   // REPL: like run_source, but every module-level expression statement
   // (also inside if/for/while/try) shows its value through display().
   Value run_interactive(SourcePtr source, Ref<Module> module);
@@ -312,6 +316,8 @@ class Interp {
   void flush_out() { if (opts_.flush_stdout) opts_.flush_stdout(); }
 
  private:
+  // Compiles and runs a parsed file as the body of `module`.
+  Value run_parsed(std::shared_ptr<ast::Module> tree, Ref<Module> module);
   std::string repr_leaf(const Value& v);
   void handle_pending();
   [[noreturn]] void step_limit_exceeded();

@@ -103,7 +103,7 @@ struct ModuleLoader {
           I.raise(I.exception_class("ImportError").get(), "cannot read module file '" + found.file + "'");
         }
         try {
-          I.run_source(std::make_shared<SourceFile>(found.file, ss.str()), m);
+          I.run_imported(std::make_shared<SourceFile>(found.file, ss.str()), m);
         } catch (...) {
           I.modules_.erase(name);
           throw;

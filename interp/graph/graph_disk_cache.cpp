@@ -2,7 +2,6 @@
 // (GraphCompiler::run_cached); the design is in graph_disk_cache.h.
 #include "interp/graph/graph_disk_cache.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -13,6 +12,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "interp/core/executable_stamp.h"
 #include "interp/graph/graph_compiler_impl.h"
 #include "interp/graph/graph_values.h"
 #include "interp/core/interp.h"
@@ -26,23 +26,6 @@ namespace msl {
 namespace {
 
 std::atomic<int64_t> g_compiled{0}, g_disk_hits{0};
-
-// The size and modification time of the file holding this code, so a
-// rebuilt msl never reads entries of another build: libmsl.so for a host
-// program that links it (its executable stays the same when the library is
-// upgraded), else the executable itself (/proc/self/exe: a statically
-// linked msl, whose dladdr name may be a bare or relative argv[0]).
-std::string executable_stamp() {
-  std::string path = "/proc/self/exe";
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&executable_stamp), &info) != 0 && info.dli_fname &&
-      info.dli_fname[0] == '/' && std::string_view(info.dli_fname).find(".so") != std::string_view::npos)
-    path = info.dli_fname;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "unknown";
-  return fmt::format("{} {} {}.{}", path == "/proc/self/exe" ? "exe" : "library", static_cast<long long>(st.st_size),
-                     static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
-}
 
 // Names, sizes and mtimes of the standard library's files: library code
 // reached only during expansion (gradient rules, traced library calls) is

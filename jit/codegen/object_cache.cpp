@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/Support/SHA256.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -123,10 +125,20 @@ bool ObjectCache::store(std::string_view key, std::string_view object) const {
   std::string final_path = path(key);
   std::string tmp = fmt::format("{}.tmp.{}.{}", final_path, static_cast<long>(::getpid()), counter++);
   std::string bytes = encode(key, object);
+  // Synced before the rename, so that after a crash the name holds the
+  // whole entry or the old one, never a file whose data was not written yet.
   bool written = false;
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    written = f && f.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) && f.flush();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    written = done == bytes.size() && ::fsync(fd) == 0;
+    written = ::close(fd) == 0 && written;
   }
   if (written && std::rename(tmp.c_str(), final_path.c_str()) == 0) return true;
   std::remove(tmp.c_str());

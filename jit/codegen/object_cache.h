@@ -16,8 +16,9 @@
 //   u64      FNV-1a 64 checksum of the payload
 //   payload  the relocatable object file
 //
-// Writes go to a temporary file in the same directory and are renamed into
-// place, so a reader (another process included) sees a whole entry or none.
+// Writes go to a temporary file in the same directory, synced and renamed
+// into place, so a reader (another process included) sees a whole entry or
+// none, also after a crash.
 // The cache is best-effort by design: a missing, truncated, corrupt or
 // mismatching file is a miss (the fresh compile overwrites it), and a
 // directory that cannot be made or written turns storing off. Nothing here
