@@ -25,6 +25,7 @@
 #include "interp/repl.h"
 #include "interp/core/sigint.h"
 #include "interp/stdlib_location.h"
+#include "interp/summary/summary_cli.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/dump.h"
@@ -61,6 +62,7 @@ const char* kUsage =
     "usage: msl [options]                  start the interactive REPL\n"
     "       msl [options] run FILE [ARGS...]  run a script\n"
     "       msl [options] -c CODE           run a snippet\n"
+    "       msl summary DIR [--out DIR]     TensorBoard scalars as a table and PNG plots\n"
     "options:\n"
     "  --mode graph|pynative   execution mode (default graph)\n"
     "  --device cpu|gpu        target device (default cpu)\n"
@@ -364,6 +366,9 @@ void* thread_main(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `msl summary DIR`: the scalars of TensorBoard event files; no interpreter.
+  if (argc >= 2 && std::strcmp(argv[1], "summary") == 0)
+    return msl::summary::summary_command(std::vector<std::string>(argv + 2, argv + argc));
   Job job;
   job.cl = parse_args(argc, argv);
   // SIGINT goes to the interpreter's thread, not to this one, which only

@@ -14,6 +14,7 @@ void init_module_msl_core(Interp& I, Module& m);
 void init_module_msl_graph(Interp& I, Module& m);
 void init_module_msl_checkpoint(Interp& I, Module& m);
 void init_module_msl_dataset(Interp& I, Module& m);
+void init_module_msl_summary(Interp& I, Module& m);
 void init_module_numpy_native(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
@@ -27,6 +28,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("msl._graph", init_module_msl_graph);
   I.register_native_module("msl._checkpoint", init_module_msl_checkpoint);
   I.register_native_module("msl._dataset", init_module_msl_dataset);
+  I.register_native_module("msl._summary", init_module_msl_summary);
   I.register_native_module("numpy._native", init_module_numpy_native);
 }
 

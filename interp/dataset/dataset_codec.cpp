@@ -375,6 +375,26 @@ void write_png(const std::string& path, const Tensor& image) {
     throw DatasetError(fmt::format("_write_png: cannot write '{}': {}", path, img.message));
 }
 
+std::string encode_png(const Tensor& image) {
+  int c = image_channels(image, "encode_png");
+  Tensor src = image.contiguous();
+  png_image img;
+  std::memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  img.width = static_cast<png_uint_32>(src.dim(1));
+  img.height = static_cast<png_uint_32>(src.dim(0));
+  img.format = c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  // The first call sizes the output, the second fills it.
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&img, nullptr, &size, 0, src.raw(), 0, nullptr))
+    throw DatasetError(fmt::format("encode_png: {}", img.message));
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&img, out.data(), &size, 0, src.raw(), 0, nullptr))
+    throw DatasetError(fmt::format("encode_png: {}", img.message));
+  out.resize(size);
+  return out;
+}
+
 void write_jpeg(const std::string& path, const Tensor& image, int quality) {
   int c = image_channels(image, "_write_jpeg");
   Tensor src = image.contiguous();

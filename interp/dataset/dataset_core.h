@@ -85,6 +85,8 @@ void remember_image_file(const Tensor& bytes, const std::string& path);
 
 // Writes an HWC (or HW) uint8 image with 1 or 3 channels.
 void write_png(const std::string& path, const Tensor& image);
+// The PNG file write_png writes, as bytes (TensorBoard image summaries).
+std::string encode_png(const Tensor& image);
 void write_jpeg(const std::string& path, const Tensor& image, int quality);
 
 // ------------------------------------------------------------- transforms

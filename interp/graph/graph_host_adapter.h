@@ -19,6 +19,12 @@ const std::string* adapter_method(const Value& fn);
 // when `fn` is no such adapter.
 const std::string* adapter_attribute(const Value& fn);
 
+// Whether `fn` is a primitive instance marked add_prim_attr("side_effect_io",
+// True), as MindSpore marks Print and the summary operators: it records or
+// writes, so graph mode calls it only when the graph runs, on real values,
+// and autodiff calls it in the forward pass with no gradient through it.
+bool side_effect_primitive(Interp& I, const Value& fn);
+
 // Whether graph mode may call host function `fn` at compile time, in a
 // trace, to learn its result's type or expand it into primitives. False
 // for what acts on the world or on host state: builtin methods of mutable

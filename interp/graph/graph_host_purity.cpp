@@ -8,6 +8,7 @@
 // constant. Those calls are left untyped instead, so they run when the
 // graph runs, in program order (lang/ir/lower.h, "Effects").
 #include "interp/graph/graph_host_adapter.h"
+#include "interp/core/native_args.h"
 #include "interp/tensor/tensor_object.h"
 
 namespace msl {
@@ -45,7 +46,19 @@ bool is_world_native(Interp& I, const Value& fn) {
 
 }  // namespace
 
+// A primitive instance marked `add_prim_attr("side_effect_io", True)`, as
+// MindSpore marks Print and the summary operators: calling it records or
+// writes something, so it runs when the graph runs, on the real values.
+bool side_effect_primitive(Interp& I, const Value& fn) {
+  if (!fn.is(Kind::Instance)) return false;
+  Value attrs = I.getattr_or_undef(fn, I.intern("attrs"));
+  if (!attrs.is(Kind::Dict)) return false;
+  Value* flag = attrs.as<Dict>()->map.find(I, str_value("side_effect_io"));
+  return flag && I.truthy(*flag);
+}
+
 bool traceable_host_call(Interp& I, const Value& fn, const Value* receiver) {
+  if (side_effect_primitive(I, fn)) return false;
   if (const std::string* method = adapter_method(fn)) {
     if (!receiver) return true;  // a tensor or a tuple: its methods only compute
     if (immutable(*receiver)) return true;

@@ -175,6 +175,19 @@ exec::RtValue GraphCompiler::call_host(const ir::HostRef& h, std::vector<exec::R
     Value bp = I.call(maker, std::span<Value>(margs));
     return exec::make_tuple({to_rt(I, out), exec::RtValue(host_ref(I, bp))});
   }
+  if (jh->order() == 1 && side_effect_primitive(I, hv->value())) {
+    // A summary operator (or another side_effect_io primitive) in a
+    // differentiated construct: it runs now, in the forward pass, on the
+    // real values; its result is discarded, so nothing flows back through
+    // it and its backpropagator (Primitive._effect_backprop) gives zeros.
+    std::vector<Value> vals;
+    for (const exec::RtValue& a : args) vals.push_back(from_rt(I, tensor_cls, a));
+    Value out = I.call(hv->value(), std::span<Value>(vals));
+    Value maker = I.getattr(hv->value(), I.intern("_effect_backprop"));
+    std::vector<Value> margs{new_tuple(vals)};
+    Value bp = I.call(maker, std::span<Value>(margs));
+    return exec::make_tuple({to_rt(I, out), exec::RtValue(host_ref(I, bp))});
+  }
   Value receiver = !args.empty() && args[0].is<ir::HostRef>() ? from_rt(I, tensor_cls, args[0]) : Value::undef();
   if (!traceable_host_call(I, hv->value(), receiver.is_undef() ? nullptr : &receiver))
     throw exec::ExecError("cannot differentiate " + hv->name() +
