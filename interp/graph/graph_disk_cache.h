@@ -15,8 +15,9 @@
 //     are the graph's inputs), numbered in walk order; other tensors by
 //     dtype, shape and a hash of their elements; functions by module,
 //     qualified name, position, a hash of their module's source text,
-//     defaults, closure cells, attributes, and the module globals their
-//     text names; classes by name, module and their dictionary; instances
+//     defaults, closure cells, attributes, the module globals their text
+//     names, and the attributes their text reads of a module so named
+//     (`sys.argv`, by value); classes by name, module and their dictionary; instances
 //     (Cells) by class and their attributes, sorted; gradient and jit
 //     function objects by what they wrap; modules by name and a hash of
 //     their file. Anything else (a file, an iterator, a set, an unknown
@@ -27,9 +28,9 @@
 //     stamp (names, sizes, mtimes) of the standard library's files, the
 //     target CPU, the mode, whether kernels are being dumped, the argument
 //     signature and the argument count.
-// Known gaps, accepted: a module reached as a value (`import helpers`,
-// then `helpers.f` in a body) counts by its file's text, not by the values
-// its globals hold now; library modules and the gradient-rule registry are
+// Known gaps, accepted: a module reached other than by a name the body
+// reads (`mods[0].flag`, a module passed as an argument) counts by its
+// file's text, not by the values its globals hold now; library modules and the gradient-rule registry are
 // assumed not to be modified at run time (the standard library's files
 // are in the key). GraphCompiler walks the objects again before storing a
 // graph it compiled and stores nothing if they changed meanwhile.

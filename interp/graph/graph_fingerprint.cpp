@@ -48,10 +48,18 @@ std::string file_hash(const std::string& path) {
 // is local or global throughout a body; functions nested in it see its
 // locals as closure cells): the module globals it may read. The text is
 // the def line and every following line indented deeper (or blank), which
-// over-approximates the body of a def or a lambda.
-std::set<std::string> names_in_function(const FuncCode& code) {
+// over-approximates the body of a def or a lambda. `dotted` gets, for each
+// such name followed by `.attr`, the attribute's name: what the body reads
+// of a module it reaches by name (`sys.argv`, `config.batch_size`).
+struct NamesRead {
   std::set<std::string> names;
-  if (!code.source || code.span.line == 0) return names;
+  std::set<std::pair<std::string, std::string>> dotted;
+};
+
+NamesRead names_in_function(const FuncCode& code) {
+  NamesRead out;
+  std::set<std::string>& names = out.names;
+  if (!code.source || code.span.line == 0) return out;
   const SourceFile& src = *code.source;
   auto indent = [](std::string_view l) {
     size_t i = 0;
@@ -81,7 +89,18 @@ std::set<std::string> names_in_function(const FuncCode& code) {
         size_t k = i;
         while (k > 0 && (l[k - 1] == ' ' || l[k - 1] == '\t')) --k;
         std::string_view name = l.substr(i, j - i);
-        if ((k == 0 || l[k - 1] != '.') && !locals.count(name)) names.emplace(name);
+        if ((k == 0 || l[k - 1] != '.') && !locals.count(name)) {
+          names.emplace(name);
+          size_t d = j;
+          while (d < l.size() && (l[d] == ' ' || l[d] == '\t')) ++d;
+          if (d < l.size() && l[d] == '.') {
+            size_t a = d + 1;
+            while (a < l.size() && (l[a] == ' ' || l[a] == '\t')) ++a;
+            size_t e = a;
+            while (e < l.size() && (std::isalnum(static_cast<unsigned char>(l[e])) || l[e] == '_')) ++e;
+            if (e > a) out.dotted.emplace(std::string(name), std::string(l.substr(a, e - a)));
+          }
+        }
         i = j;
       } else if (std::isdigit(c)) {
         while (i < l.size() && (std::isalnum(static_cast<unsigned char>(l[i])) || l[i] == '.')) ++i;
@@ -90,7 +109,7 @@ std::set<std::string> names_in_function(const FuncCode& code) {
       }
     }
   }
-  return names;
+  return out;
 }
 
 class Walk {
@@ -171,13 +190,27 @@ class Walk {
     // The globals the body may read (names the interpreter's builtins
     // answer are part of the executable).
     text += "globals(";
-    if (f->module)
-      for (const std::string& name : names_in_function(code)) {
+    if (f->module) {
+      NamesRead read = names_in_function(code);
+      for (const std::string& name : read.names) {
         GlobalSlot* slot = f->module->find(I.intern(name));
         if (!slot || slot->value.is_undef()) continue;
         str(name);
         value(slot->value, depth);
+        // A module is walked by its file, not by what its globals hold now:
+        // the attributes the body reads of it count by value (`sys.argv`
+        // decides a branch of a compiled graph as much as a global does).
+        if (!slot->value.is(Kind::Module)) continue;
+        auto* m = static_cast<Module*>(slot->value.obj());
+        for (auto it = read.dotted.lower_bound({name, std::string()}); it != read.dotted.end() && it->first == name;
+             ++it) {
+          GlobalSlot* attr = m->find(I.intern(it->second));
+          if (!attr || attr->value.is_undef()) continue;
+          str(name + "." + it->second);
+          value(attr->value, depth);
+        }
       }
+    }
     text += ")";
   }
 

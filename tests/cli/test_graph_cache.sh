@@ -10,7 +10,8 @@
 # losses); a damaged entry is a miss,
 # not an error; --log-level info reports the hit. A gradient function called
 # from PyNative code (msl.value_and_grad(f, None, weights)(x)) is cached
-# the same way, and a change to a global its code reads misses.
+# the same way, and a change to a global its code reads misses, as does a
+# change to a module attribute it reads (sys.argv).
 set -u
 msl="$1"
 tmp="$(mktemp -d)"
@@ -180,6 +181,34 @@ for case in "grad-first 2 1 0" "grad-second 2 0 1" "grad-other-value 3 1 0"; do
     else
       echo "ok   $1 ($graphs)"
     fi
+  fi
+done
+
+# A construct that reads a module attribute (`sys.argv`) compiles that value
+# into its graph (the branch is decided when compiled): a run with other
+# arguments must miss, not load the graph that took the other branch.
+cat > "$tmp/argv_branch.msl" <<'EOF'
+import sys
+import msl
+from msl import nn, ops
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        if len(sys.argv) > 1:
+            return x * 2.0
+        return x * 3.0
+
+
+print(Net()(ops.ones((2,))).tolist())
+EOF
+for case in "argv-first:[3.0, 3.0]:" "argv-other:[2.0, 2.0]:more" "argv-again:[3.0, 3.0]:"; do
+  IFS=: read -r name want arg <<< "$case"
+  got="$(XDG_CACHE_HOME="$tmp/acache" HOME="$tmp/acache" "$msl" run "$tmp/argv_branch.msl" $arg 2>&1)"
+  if [ "$got" != "$want" ]; then
+    fail "$name: expected $want, got '$got'"
+  else
+    echo "ok   $name"
   fi
 done
 
