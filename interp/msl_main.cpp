@@ -1,5 +1,6 @@
-// The `msl` command: REPL, `msl run FILE [ARGS]`, `msl -c CODE`, and the
-// `--emit` stages. Exit status: 0 success, 1 uncaught MSL error, 2 usage,
+// The `msl` command: REPL, `msl run FILE [ARGS]`, `msl -c CODE`, the
+// `--emit` stages, and `msl compare` (interp/dump_compare.h). Exit
+// status: 0 success, 1 uncaught MSL error, 2 usage,
 // 130 uncaught KeyboardInterrupt (Ctrl-C: interp/core/sigint.h).
 //
 // The interpreter runs on a thread with a large stack so that deep (but
@@ -17,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "interp/dump_compare.h"
 #include "interp/graph/graph_disk_cache.h"
 #include "interp/core/interp.h"
 #include "jit/codegen/cuda_unit.h"
@@ -63,6 +65,8 @@ const char* kUsage =
     "       msl [options] run FILE [ARGS...]  run a script\n"
     "       msl [options] -c CODE           run a snippet\n"
     "       msl summary DIR [--out DIR]     TensorBoard scalars as a table and PNG plots\n"
+    "       msl compare DIR_A DIR_B [--rtol R] [--atol A] [--format table|csv|json]\n"
+    "                                      compare two --dump folders op by op\n"
     "options:\n"
     "  --mode graph|pynative   execution mode (default graph)\n"
     "  --device cpu|gpu        target device (default cpu)\n"
@@ -366,6 +370,9 @@ void* thread_main(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `msl compare A B`: a tool over two dump folders; no interpreter.
+  if (argc >= 2 && std::string(argv[1]) == "compare")
+    return msl::dump_compare_main(std::vector<std::string>(argv + 2, argv + argc), stdout, stderr);
   // `msl summary DIR`: the scalars of TensorBoard event files; no interpreter.
   if (argc >= 2 && std::strcmp(argv[1], "summary") == 0)
     return msl::summary::summary_command(std::vector<std::string>(argv + 2, argv + argc));

@@ -51,7 +51,19 @@ void start_dump(const std::string& dir) {
 
 bool dumping() { return g_on.load(std::memory_order_relaxed); }
 
+namespace {
+thread_local const DumpSite* tl_site = nullptr;
+}  // namespace
+
+DumpSite::DumpSite(const std::string* file, uint32_t line) : file_(file), line_(line), outer_(tl_site) {
+  tl_site = this;
+}
+
+DumpSite::~DumpSite() { tl_site = outer_; }
+
 void dump_outputs(Prim p, std::span<const Tensor> outs) {
+  const DumpSite* site = tl_site;
+  std::string where = site && site->file_ ? fmt::format("{}:{}", *site->file_, site->line_) : "-";
   std::lock_guard<std::mutex> lock(g_mu);
   uint64_t seq = g_seq++;
   for (size_t k = 0; k < outs.size(); ++k) {
@@ -60,7 +72,7 @@ void dump_outputs(Prim p, std::span<const Tensor> outs) {
     std::string name = outs.size() == 1 ? fmt::format("{:06d}_{}.npy", seq, prim_name(p))
                                         : fmt::format("{:06d}_{}_{}.npy", seq, prim_name(p), k);
     write_npy((std::filesystem::path(g_dir) / name).string(), t);
-    g_index << name << ' ' << dtype_name(t.dtype()) << ' ' << t.shape().str() << '\n';
+    g_index << name << ' ' << dtype_name(t.dtype()) << ' ' << t.shape().str() << " @ " << where << '\n';
   }
   g_index.flush();
 }

@@ -6,11 +6,13 @@
 // into two folders can then be compared file by file: the first file that
 // differs names the first diverging op. Files are DIR/NNNNNN_<primitive>.npy
 // (NNNNNN_<primitive>_<k>.npy for multi-output primitives), and
-// DIR/index.txt has one line per file: name, dtype, shape. .npy because
+// DIR/index.txt has one line per file: name, dtype, shape, and where the op
+// came from (` @ FILE:LINE`, or ` @ -`). .npy because
 // NumPy, PyTorch and MindSpore users can load it (numpy.load); bfloat16,
 // which NumPy lacks, is written as float32.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -25,5 +27,25 @@ void start_dump(const std::string& dir);
 bool dumping();
 // Called by the registry after each kernel.
 void dump_outputs(Prim p, std::span<const Tensor> outs);
+
+// The MSL source line of what runs on this thread, written beside each file
+// in the index (` @ FILE:LINE`), so `msl compare` can match the dumps of two
+// runs by where each op came from: the interpreter sets it per statement
+// (PyNative), the graph executor per node (graph mode); lines, not columns,
+// because a statement and the expressions in it share their line. Scopes
+// nest; `file` must outlive the scope. Set only while dumping.
+class DumpSite {
+ public:
+  DumpSite(const std::string* file, uint32_t line);
+  ~DumpSite();
+  DumpSite(const DumpSite&) = delete;
+  DumpSite& operator=(const DumpSite&) = delete;
+
+ private:
+  friend void dump_outputs(Prim p, std::span<const Tensor> outs);
+  const std::string* file_;
+  uint32_t line_;
+  const DumpSite* outer_;
+};
 
 }  // namespace msl::kernels

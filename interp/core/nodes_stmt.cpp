@@ -4,6 +4,8 @@
 
 #include <new>
 
+#include "kernels/dump.h"
+
 namespace msl::nodes {
 namespace {
 
@@ -177,7 +179,14 @@ struct Block final : StmtNode {
   std::vector<StmtNodePtr> body;
   Exec exec(Frame& f) override {
     for (auto& s : body) {
-      Exec r = s->exec(f);
+      Exec r;
+      if (kernels::dumping() && f.code && f.code->source) {
+        // msl --dump: the ops this statement runs are indexed at its line.
+        kernels::DumpSite site(&f.code->source->name(), s->span.line);
+        r = s->exec(f);
+      } else {
+        r = s->exec(f);
+      }
       // What the statement released may have a __del__ to run (Interp::run_finalizers).
       f.I.run_queued_finalizers();
       if (r != Exec::Normal) return r;

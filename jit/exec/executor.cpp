@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "kernels/dump.h"
 #include "kernels/errors.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/liveness.h"
@@ -158,7 +159,16 @@ void Executor::compute(Frame& f, const Node* n, const std::vector<const Node*>& 
 // Applies a primitive or operator; closures and partials go through call().
 RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const Node* site) {
   try {
-    if (auto p = callee.get_if<ir::PrimRef>()) return detail::run_kernel(*p, args);
+    if (auto p = callee.get_if<ir::PrimRef>()) {
+      if (kernels::dumping() && site) {
+        // msl --dump: index the kernel's outputs at the node's source position.
+        const ir::Loc* loc = &site->loc();
+        if (!loc->valid() && site->graph()) loc = &site->graph()->loc();
+        kernels::DumpSite at(loc->file, loc->line);
+        return detail::run_kernel(*p, args);
+      }
+      return detail::run_kernel(*p, args);
+    }
     if (auto op = callee.get_if<ir::IrOp>()) {
       if (*op != ir::IrOp::J) return detail::run_ir_op(*op, args, opts_, state_serial_);
       if (args.size() != 1) detail::fail("J takes 1 argument, got " + std::to_string(args.size()));

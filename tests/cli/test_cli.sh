@@ -106,6 +106,21 @@ printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x):\n    return ops.exp
 check dump-jit-ops 0 "000001_mul.npy float32 (2,)" -- sh -c "'$msl' --dump '$tmp/dj_g' run '$tmp/dump_jit.msl' >/dev/null && cat '$tmp/dj_g/index.txt'"
 "$msl" --mode pynative --dump "$tmp/dj_p" run "$tmp/dump_jit.msl" >/dev/null 2>&1
 check dump-jit-modes-agree 0 "" -- diff -r "$tmp/dj_g" "$tmp/dj_p"
+# msl compare: two dumps matched op by op. Graph mode against PyNative of
+# the same jit function: no divergence (exit 0). A planted difference (the
+# second run scales one intermediate by 1.001) is named: the first op that
+# differs is the one using it, with its source line, and the exit status is 1.
+check compare-modes 0 "no divergence" -- "$msl" compare "$tmp/dj_g" "$tmp/dj_p"
+check dump-site 0 "000001_mul.npy float32 (2,) @ $tmp/dump_jit.msl:5" -- cat "$tmp/dj_g/index.txt"
+printf 'import sys\nimport msl\nfrom msl import ops\n@msl.jit\ndef f(x):\n    h = ops.exp(x)\n    if len(sys.argv) > 1:\n        h = h * 1.001\n    return ops.sqrt(h) + 1.0\nprint(f(msl.Tensor([0.0, 1.0], msl.float32)).shape)\n' > "$tmp/planted.msl"
+XDG_CACHE_HOME=off HOME=off "$msl" --dump "$tmp/pl_a" run "$tmp/planted.msl" >/dev/null 2>&1
+XDG_CACHE_HOME=off HOME=off "$msl" --dump "$tmp/pl_b" run "$tmp/planted.msl" perturb >/dev/null 2>&1
+check compare-planted 1 "first divergence: 000001_sqrt.npy (sqrt at $tmp/planted.msl:9)" -- "$msl" compare "$tmp/pl_a" "$tmp/pl_b"
+check compare-planted-extra 1 "matched 3 of 3 ops in A (4 in B); 0 only in A, 1 only in B" -- "$msl" compare "$tmp/pl_a" "$tmp/pl_b"
+check compare-csv 1 "000001_sqrt.npy,000002_sqrt.npy,sqrt," -- "$msl" compare --format csv "$tmp/pl_a" "$tmp/pl_b"
+check compare-json 1 '"first_divergence": "000001_sqrt.npy"' -- "$msl" compare --format json "$tmp/pl_a" "$tmp/pl_b"
+check compare-bad-dir 2 "cannot read the dump index" -- "$msl" compare "$tmp/pl_a" "$tmp/nowhere"
+check compare-usage 2 "compare needs two dump folders" -- "$msl" compare "$tmp/pl_a"
 # --emit=llvm: the program runs and each fused loop's LLVM IR is printed,
 # vectorized for the host (a <N x float> type in the loop).
 printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x, a):\n    return ops.sigmoid(x * a + 1.0) - x\nprint(f(ops.ones((40,)), ops.ones((40,))).shape)\n' > "$tmp/llvm.msl"
