@@ -43,12 +43,27 @@ bool find_in(const fs::path& root, const std::string& rel, Found& out) {
   return false;
 }
 
+// Modules known by a second name: MindSpore's `mindspore.numpy` is NumPy's
+// API, so `msl.numpy` is the standard library's `numpy` itself (one module
+// object, one set of classes), not a copy.
+const char* alias_of(const std::string& name) {
+  if (name == "msl.numpy") return "numpy";
+  return nullptr;
+}
+
 }  // namespace
 
 struct ModuleLoader {
   static Ref<Module> load(Interp& I, const std::string& name, const SourceFile* importer) {
     auto it = I.modules_.find(name);
     if (it != I.modules_.end()) return it->second;
+    if (const char* target = alias_of(name)) {
+      Ref<Module> m = load(I, target, importer);
+      I.modules_[name] = m;
+      size_t dot = name.rfind('.');
+      load(I, name.substr(0, dot), importer)->set(I.intern(name.substr(dot + 1)), m.value());
+      return m;
+    }
 
     size_t dot = name.rfind('.');
     Ref<Module> parent;

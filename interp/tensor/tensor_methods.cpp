@@ -37,7 +37,7 @@ namespace {
 
 // Methods that read a tensor's values.
 bool reads_values(std::string_view method) {
-  for (const char* m : {"item", "tolist", "__float__", "__int__", "__index__", "__str__"})
+  for (const char* m : {"item", "tolist", "asnumpy", "__float__", "__int__", "__index__", "__str__"})
     if (method == m) return true;
   return false;
 }
@@ -380,6 +380,16 @@ Value m_tolist(Interp& I, Args& a, Object*) {
   return tensor_to_list(I, o->t);
 }
 
+// A NumPy array holding a copy of the values (numpy.array copies), as
+// MindSpore's Tensor.asnumpy(); a tracer gets the trace's "needs the value".
+Value m_asnumpy(Interp& I, Args& a, Object*) {
+  self_tensor(I, a, "asnumpy");
+  method_noargs(I, a, "Tensor", "asnumpy");
+  Ref<Module> numpy = I.import_module("numpy", nullptr);
+  Value self = a.pos[0];
+  return I.call(numpy->get(I.intern("array")), std::span<Value>(&self, 1));
+}
+
 Value m_copy(Interp& I, Args& a, Object*) {
   TensorObj* o = self_tensor(I, a, "copy");
   method_noargs(I, a, "Tensor", "copy");
@@ -550,6 +560,7 @@ void init_tensor_methods(Interp& I, TensorClass* t, TensorClass* p) {
   I.def_method(t, "argmin", m_arg<Prim::argmin>);
   I.def_method(t, "item", m_item);
   I.def_method(t, "tolist", m_tolist);
+  I.def_method(t, "asnumpy", m_asnumpy);
   I.def_method(t, "copy", m_copy);
   I.def_method(t, "numel", m_numel);
   I.def_method(t, "dim", m_dim);
