@@ -158,30 +158,53 @@ void SummaryBuilder::add_image(const std::string& tag, const Tensor& image) {
                                                                     : px));
 }
 
-void SummaryBuilder::add_histogram(const std::string& tag, const Tensor& values) {
-  std::vector<double> v = as_doubles(values);
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-  pb::HistogramProto* h = new_value(impl_->summary, tag)->mutable_histo();
-  if (v.empty()) return;
-  double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
-  double sum = 0, sq = 0;
-  for (double x : v) sum += x, sq += x * x;
+namespace {
+
+// Two passes over the finite values of p[0, n): statistics, then buckets.
+// SummaryCollector histograms whole weights every few steps, so the
+// float32 case reads the tensor in place instead of converting it.
+template <class T>
+void fill_histogram(pb::HistogramProto* h, const T* p, int64_t n) {
+  double lo = 0, hi = 0, sum = 0, sq = 0, count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = static_cast<double>(p[i]);
+    if (!std::isfinite(x)) continue;
+    if (count == 0 || x < lo) lo = x;
+    if (count == 0 || x > hi) hi = x;
+    sum += x, sq += x * x, count += 1;
+  }
+  if (count == 0) return;
   h->set_min(lo);
   h->set_max(hi);
-  h->set_num(static_cast<double>(v.size()));
+  h->set_num(count);
   h->set_sum(sum);
   h->set_sum_squares(sq);
   // All values equal: one bucket around them (TensorBoard needs a width).
-  double width = hi > lo ? (hi - lo) / kHistogramBins : 0.0;
   int bins = hi > lo ? kHistogramBins : 1;
+  double scale = hi > lo ? kHistogramBins / (hi - lo) : 0.0;
   std::vector<double> counts(static_cast<size_t>(bins), 0.0);
-  for (double x : v) {
-    int b = width > 0 ? static_cast<int>((x - lo) / width) : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = static_cast<double>(p[i]);
+    if (!std::isfinite(x)) continue;
+    int b = static_cast<int>((x - lo) * scale);
     counts[static_cast<size_t>(std::clamp(b, 0, bins - 1))] += 1;
   }
   for (int b = 0; b < bins; ++b) {
-    h->add_bucket_limit(b == bins - 1 ? hi : lo + width * (b + 1));
+    h->add_bucket_limit(b == bins - 1 ? hi : lo + (hi - lo) * (b + 1) / kHistogramBins);
     h->add_bucket(counts[static_cast<size_t>(b)]);
+  }
+}
+
+}  // namespace
+
+void SummaryBuilder::add_histogram(const std::string& tag, const Tensor& values) {
+  pb::HistogramProto* h = new_value(impl_->summary, tag)->mutable_histo();
+  Tensor host = values.to_host();
+  if (host.dtype() == DType::Float32 && host.is_contiguous()) {
+    fill_histogram(h, host.data<float>(), host.numel());
+  } else {
+    std::vector<double> v = as_doubles(host);
+    fill_histogram(h, v.data(), static_cast<int64_t>(v.size()));
   }
 }
 
