@@ -72,13 +72,8 @@ namespace msl::jit {
 // nullopt when the host cannot tell (the result is then AbsAny).
 using HostCall = std::function<std::optional<AbsValue>(const ir::HostRef&, const std::vector<AbsValue>&)>;
 
-// Whether two host objects that are data (dtypes: `x.dtype == msl.float32`)
-// are equal; nullopt when the host cannot tell without running user code.
-using HostEqual = std::function<std::optional<bool>(const ir::HostRef&, const ir::HostRef&)>;
-
 struct SpecializeOptions {
-  HostCall host_call;    // may be null
-  HostEqual host_equal;  // may be null: such comparisons are then errors
+  HostCall host_call;  // may be null
   // Bounds the distinct signatures one graph may be in progress with at
   // once (nested recursion that never repeats a signature).
   int max_recursion_signatures = 16;

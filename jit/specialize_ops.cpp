@@ -62,7 +62,8 @@ AbsValue fold_python(Prim p, const std::vector<AbsValue>& args, ScalarKind k) {
 
 // The host object of a value that is one host object (not partially
 // applied), or null. J of a host object that is data (a dtype in a
-// gradient graph) is the object itself; host_equal only answers for data.
+// gradient graph) is the object itself; HostObject::equals only answers
+// for data.
 const ir::HostRef* host_data_of(const AbsValue& v) {
   auto f = v.get_if<AbsFunc>();
   if (!f || f->callees.size() != 1) return nullptr;
@@ -105,12 +106,12 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
       }
     args.push_back(a);
   }
-  // `x.dtype == msl.float16`: two host data objects the host can compare
-  // now, so a branch on the dtype is decided per signature.
+  // `x.dtype == msl.float16`: two host objects the host can compare now
+  // (HostObject::equals), so a branch on the dtype is decided per signature.
   if ((p.prim == Prim::equal || p.prim == Prim::not_equal) && args.size() == 2) {
     std::optional<bool> eq;
     const ir::HostRef *a = host_data_of(args[0]), *b = host_data_of(args[1]);
-    if (a && b && opts_.host_equal) eq = opts_.host_equal(*a, *b);
+    if (a && b) eq = (*a)->equals(**b);
     // A string or None constant against a constant (`k == "bias"` over a
     // dict's keys): Python's ==, which the kernels have no dtype for.
     const AbsScalar *x = args[0].get_if<AbsScalar>(), *y = args[1].get_if<AbsScalar>();
@@ -118,6 +119,18 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
     if (x && y && x->value && y->value && (textual(x) || textual(y)))
       eq = x->kind == y->kind && ir::const_value_str(*x->value) == ir::const_value_str(*y->value);
     if (eq) return abs_const(p.prim == Prim::equal ? *eq : !*eq);
+  }
+  // String constants: concatenation, repetition, comparisons ("n=" + str(n)).
+  if (args.size() == 2 && args[0].is_constant() && args[1].is_constant() && p.attrs.empty()) {
+    const ir::ConstValue v[2] = {*args[0].get_if<AbsScalar>()->value, *args[1].get_if<AbsScalar>()->value};
+    if (std::holds_alternative<std::string>(v[0]) || std::holds_alternative<std::string>(v[1]))
+      if (std::optional<ir::ConstValue> r = ir::python_scalar_op(p.prim, v)) return abs_const(*r);
+  }
+  // A string of unknown value (a host call's result): a string, when the
+  // executor computes it (python_scalar.h).
+  if (args.size() == 2 && (p.prim == Prim::add || p.prim == Prim::mul)) {
+    const AbsScalar *a = args[0].get_if<AbsScalar>(), *b = args[1].get_if<AbsScalar>();
+    if (a && b && (a->kind == ScalarKind::Str || b->kind == ScalarKind::Str)) return abs_scalar(ScalarKind::Str);
   }
   // `and`, `or`, `not` of constants (decided by types: `mask is not None and
   // x.dtype == msl.float16`) fold with Python's meaning, so a branch on

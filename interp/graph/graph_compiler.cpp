@@ -899,7 +899,6 @@ void GraphCompiler::emit_llvm(const ir::FuncGraph& g) { I.write_out(jit::fused_l
 jit::SpecializeOptions GraphCompiler::specialize_options() {
   jit::SpecializeOptions so;
   so.host_call = [this](const ir::HostRef& h, const std::vector<jit::AbsValue>& a) { return host_type(h, a); };
-  so.host_equal = [this](const ir::HostRef& a, const ir::HostRef& b) { return host_equal(a, b); };
   return so;
 }
 

@@ -200,9 +200,9 @@ class GraphCompiler {
   // What a host function returns for arguments of these types, found by
   // tracing it (library code); nullopt when it cannot be traced.
   std::optional<jit::AbsValue> host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args);
-  // `==` of two host data objects at compile time (SpecializeOptions::
-  // host_equal): dtypes by dtype, any object equal to itself.
-  std::optional<bool> host_equal(const ir::HostRef& a, const ir::HostRef& b);
+  // The type of a traceable call of constants whose result a trace cannot
+  // return (a class, a dtype): the result itself, or nullopt.
+  std::optional<jit::AbsValue> constant_call_type(const HostValue& hv, const std::vector<trace::TraceInput>& inputs);
 
  private:
   struct Session;

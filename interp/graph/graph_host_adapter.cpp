@@ -73,11 +73,20 @@ Value call_adapter(Interp& I, Args& a, Object* data) {
   const ir::HostAdapter& s = d.spec;
   std::span<Value> pos = a.pos;
   using K = ir::HostAdapter::Kind;
-  bool receiver = s.kind == K::Call ? d.callee.is_undef() : s.kind != K::MakeDict;
+  bool receiver = s.kind == K::Call ? d.callee.is_undef() : s.kind != K::MakeDict && s.kind != K::Raise;
   if (pos.size() < s.keywords.size() + (receiver ? 1 : 0))
     I.raise(I.exception_class("RuntimeError").get(), "host adapter called with too few arguments");
   if (s.kind == K::GetAttr) return I.getattr(pos[0], I.intern(s.attr));
   if (s.kind == K::GetItem) return I.getitem(pos[0], index_key(I, s, pos.subspan(1)));
+  if (s.kind == K::Raise) {
+    if (pos.empty() || pos.size() > 2) I.raise(I.exception_class("RuntimeError").get(), "raise adapter: wrong arity");
+    Value exc = pos[0];
+    if (pos.size() == 2) {
+      std::vector<Value> msg{pos[1]};
+      exc = I.call(exc, std::span<Value>(msg));
+    }
+    I.raise_value(exc);
+  }
   if (s.kind == K::MakeDict) {
     if (pos.size() != s.keys.size()) I.raise(I.exception_class("RuntimeError").get(), "dict adapter: wrong arity");
     Value d = make<Dict>().value();
@@ -109,6 +118,7 @@ std::string adapter_name(const ir::HostAdapter& s, const std::string& callee) {
     case K::GetAttr: return "." + s.attr;
     case K::Method: return "." + s.attr + "(" + keyword_list(s.keywords) + ")";
     case K::Call: return callee + "(" + keyword_list(s.keywords) + ")";
+    case K::Raise: return "raise";
     case K::MakeDict: {
       std::string items;
       for (const ir::ConstValue& k : s.keys) items += (items.empty() ? "" : ", ") + ir::const_value_str(k) + ": _";
@@ -145,6 +155,13 @@ const std::string* adapter_attribute(const Value& fn) {
   if (n->fn != &call_adapter) return nullptr;
   const ir::HostAdapter& s = static_cast<AdapterData*>(n->data.get())->spec;
   return s.kind == ir::HostAdapter::Kind::GetAttr ? &s.attr : nullptr;
+}
+
+bool adapter_raises(const Value& fn) {
+  if (!fn.is(Kind::Native)) return false;
+  const Native* n = fn.as<Native>();
+  return n->fn == &call_adapter &&
+         static_cast<AdapterData*>(n->data.get())->spec.kind == ir::HostAdapter::Kind::Raise;
 }
 
 ir::ConstValue make_host_adapter(Interp& I, const ir::HostAdapter& spec) {

@@ -18,6 +18,9 @@ const std::string* adapter_method(const Value& fn);
 // The attribute an adapter function reads (`x.dtype` → "dtype"), or null
 // when `fn` is no such adapter.
 const std::string* adapter_attribute(const Value& fn);
+// Whether `fn` is the adapter of a `raise` statement (never traced: it
+// runs when the graph reaches it).
+bool adapter_raises(const Value& fn);
 
 // Whether `fn` is a primitive instance marked add_prim_attr("side_effect_io",
 // True), as MindSpore marks Print and the summary operators: it records or

@@ -58,6 +58,7 @@ bool side_effect_primitive(Interp& I, const Value& fn) {
 }
 
 bool traceable_host_call(Interp& I, const Value& fn, const Value* receiver) {
+  if (adapter_raises(fn)) return false;
   if (side_effect_primitive(I, fn)) return false;
   if (const std::string* method = adapter_method(fn)) {
     if (!receiver) return true;  // a tensor or a tuple: its methods only compute

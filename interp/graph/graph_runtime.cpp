@@ -309,7 +309,7 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   if (!hv || dynamic_cast<const CustomBpropHost*>(hv)) return std::nullopt;
   if (!may_trace(*hv, args.empty() ? nullptr : &args[0])) return std::nullopt;  // runs when the graph runs
   // `x.dtype`: the dtype object itself, known from the type (a trace
-  // cannot return it), so `x.dtype == msl.float16` folds (host_equal).
+  // cannot return it), so `x.dtype == msl.float16` folds (HostObject::equals).
   if (const std::string* attr = adapter_attribute(hv->value()); attr && *attr == "dtype" && args.size() == 1)
     if (auto t = args[0].get_if<jit::AbsTensor>()) {
       jit::AbsCallee dtype;
@@ -343,20 +343,31 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   } catch (const jit::SpecializeError&) {
     result = std::nullopt;
   }
+  if (!result && tensor_args.empty()) result = constant_call_type(*hv, inputs);
   host_types_.emplace(key.str(), result);
   return result;
 }
 
-std::optional<bool> GraphCompiler::host_equal(const ir::HostRef& a, const ir::HostRef& b) {
-  // Dtypes are callable (msl.float32(x)): not host_data, yet data here.
-  auto *x = dynamic_cast<const HostValue*>(a.get()), *y = dynamic_cast<const HostValue*>(b.get());
-  if (!x || !y || dynamic_cast<const CustomBpropHost*>(x) || dynamic_cast<const CustomBpropHost*>(y)) return std::nullopt;
-  const Value &u = x->value(), &v = y->value();
-  if (is_dtype_obj(u) && is_dtype_obj(v))
-    return static_cast<DTypeObj*>(u.obj())->dtype == static_cast<DTypeObj*>(v.obj())->dtype;
-  if (!host_data(a.get()) || !host_data(b.get())) return std::nullopt;  // functions: J of them differs
-  if (u.is_obj() && v.is_obj() && u.obj() == v.obj()) return true;
-  return std::nullopt;  // user-defined __eq__ runs only when the graph runs
+std::optional<jit::AbsValue> GraphCompiler::constant_call_type(const HostValue& hv,
+                                                                const std::vector<trace::TraceInput>& inputs) {
+  // Constants only (no tensor, no tuple of them): the call is what a trace
+  // would run. A class or a dtype comes back as itself (`type(n) == int`).
+  std::vector<Value> args;
+  for (const trace::TraceInput& in : inputs) {
+    if (in.is_tensor || in.is_tuple) return std::nullopt;
+    args.push_back(in.constant);
+  }
+  Value r;
+  try {
+    r = I.call(hv.value(), std::span<Value>(args));
+  } catch (const MslError&) {
+    return std::nullopt;  // it fails again when the graph runs, with its traceback
+  }
+  if (!r.is(Kind::Class) && !is_dtype_obj(r)) return std::nullopt;
+  jit::AbsCallee c;
+  c.kind = jit::AbsCallee::Kind::Host;
+  c.host = host_ref(I, r);
+  return jit::AbsValue(jit::AbsFunc{{std::move(c)}});
 }
 
 void GraphCompiler::host_failed(const ir::Node* site) {

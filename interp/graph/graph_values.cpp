@@ -47,6 +47,16 @@ Value graph_function_call(Interp& I, Args& a, Object*) {
 
 }  // namespace
 
+std::optional<bool> HostValue::equals(const ir::HostObject& other) const {
+  auto o = dynamic_cast<const HostValue*>(&other);
+  if (!o) return std::nullopt;
+  const Value &u = value_, &v = o->value_;
+  if (is_dtype_obj(u) && is_dtype_obj(v))
+    return static_cast<DTypeObj*>(u.obj())->dtype == static_cast<DTypeObj*>(v.obj())->dtype;
+  if (u.is(Kind::Class) && v.is(Kind::Class)) return u.obj() == v.obj();  // type(n) == int
+  return std::nullopt;  // anything else: its __eq__ may run user code
+}
+
 ir::HostRef host_ref(Interp& I, const Value& v) {
   std::string name;
   Value n = v.is_obj() ? I.getattr_or_undef(v, I.intern("__qualname__")) : Value::undef();

@@ -25,6 +25,8 @@ class HostValue : public ir::HostObject {
   HostValue(Value v, std::string name) : value_(std::move(v)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   const Value& value() const { return value_; }
+  // Dtypes by dtype, classes by identity.
+  std::optional<bool> equals(const ir::HostObject& other) const override;
 
  private:
   Value value_;

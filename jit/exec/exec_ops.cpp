@@ -88,14 +88,15 @@ bool truthy(const RtValue& v) {
 
 namespace {
 
-// Arithmetic and comparisons on Python numbers only stay Python numbers
-// (lang/ir/python_scalar.h).
+// Arithmetic and comparisons on Python numbers (and strings) only stay
+// Python values (lang/ir/python_scalar.h).
 bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) {
   std::vector<ir::ConstValue> nums;
   for (const RtValue& a : args) {
     if (auto n = a.get_if<int64_t>()) nums.emplace_back(*n);
     else if (auto b = a.get_if<bool>()) nums.emplace_back(*b);
     else if (auto d = a.get_if<double>()) nums.emplace_back(*d);
+    else if (auto s = a.get_if<std::string>()) nums.emplace_back(*s);
     else return false;
   }
   std::optional<ir::ConstValue> r;
@@ -107,6 +108,7 @@ bool scalar_op(kernels::Prim p, const std::vector<RtValue>& args, RtValue& out) 
   if (!r) return false;
   if (auto i = std::get_if<int64_t>(&*r)) out = RtValue(*i);
   else if (auto b = std::get_if<bool>(&*r)) out = RtValue(*b);
+  else if (auto s = std::get_if<std::string>(&*r)) out = RtValue(*s);
   else out = RtValue(std::get<double>(*r));
   return true;
 }
@@ -131,6 +133,11 @@ RtValue run_compiled(const ir::CompiledKernel& k, std::vector<RtValue> args) {
 RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
   const char* name = kernels::prim_name(p.prim);
   if (RtValue r; p.attrs.empty() && scalar_op(p.prim, given, r)) return r;
+  // `x.dtype == msl.float16` where the graph runs unspecialized: the host
+  // compares (HostObject::equals).
+  if ((p.prim == kernels::Prim::equal || p.prim == kernels::Prim::not_equal) && given.size() == 2)
+    if (auto a = given[0].get_if<ir::HostRef>(), b = given[1].get_if<ir::HostRef>(); a && b)
+      if (std::optional<bool> same = (*a)->equals(**b)) return RtValue(p.prim == kernels::Prim::equal ? *same : !*same);
   const kernels::PrimDef& def = kernels::prim_def(p.prim);
   std::vector<RtValue> args;
   for (size_t i = 0; i < given.size(); ++i) {

@@ -24,12 +24,26 @@ void names_in_target(const ast::Expr& t, std::set<std::string>& out) {
     for (auto& e : t.as<ast::List>()->elts) names_in_target(*e, out);
 }
 
+// `outs.append(y)`, `d.update(...)`, `v = outs.pop()`: the method call
+// rebinds a local list or dict (list_method, dict_method), so a loop or
+// branch around it carries the name.
+void rebound_by_call(const ast::Expr* e, std::set<std::string>& out) {
+  if (!e || e->kind != ast::ExprKind::Call) return;
+  const ast::Expr& f = *e->as<ast::Call>()->func;
+  if (f.kind != ast::ExprKind::Attribute || f.as<ast::Attribute>()->value->kind != ast::ExprKind::Name) return;
+  static const char* const kRebinding[] = {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "update"};
+  for (const char* m : kRebinding)
+    if (f.as<ast::Attribute>()->attr == m) out.insert(f.as<ast::Attribute>()->value->as<ast::Name>()->id);
+}
+
 void collect(const ast::Body& body, std::set<std::string>& out) {
   for (auto& sp : body) {
     const ast::Stmt& s = *sp;
     switch (s.kind) {
+      case ast::StmtKind::Expr: rebound_by_call(s.as<ast::ExprStmt>()->value.get(), out); break;
       case ast::StmtKind::Assign:
         for (auto& t : s.as<ast::Assign>()->targets) names_in_target(*t, out);
+        rebound_by_call(s.as<ast::Assign>()->value.get(), out);
         break;
       case ast::StmtKind::AugAssign: names_in_target(*s.as<ast::AugAssign>()->target, out); break;
       case ast::StmtKind::AnnAssign: names_in_target(*s.as<ast::AnnAssign>()->target, out); break;
@@ -326,6 +340,8 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
         nested_def(*d, g, env);
         break;
       }
+      case ast::StmtKind::Raise: raise_stmt(*s.as<ast::Raise>(), g, env); break;
+      case ast::StmtKind::Assert: assert_stmt(*s.as<ast::Assert>(), g, env); break;
       default: unsupported(s.span, stmt_construct(s.kind));
     }
   }
@@ -339,9 +355,10 @@ void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
   }
   if (t.kind == ast::ExprKind::Tuple || t.kind == ast::ExprKind::List) {
     const auto& elts = t.kind == ast::ExprKind::Tuple ? t.as<ast::Tuple>()->elts : t.as<ast::List>()->elts;
+    for (auto& e : elts)
+      if (e->kind == ast::ExprKind::Starred) return starred_assign(elts, v, g, env, t.span);
     for (size_t i = 0; i < elts.size(); ++i) {
       const ast::Expr& e = *elts[i];
-      if (e.kind == ast::ExprKind::Starred) unsupported(e.span, "starred assignment target");
       std::string name = e.kind == ast::ExprKind::Name ? e.as<ast::Name>()->id : "";
       Node* item = g->apply(IrOp::tuple_getitem, {v, constant(static_cast<int64_t>(i), e.span)}, name, loc(e.span));
       assign(e, item, g, env);

@@ -42,6 +42,13 @@
 //     per call shape (lower_variadic.cpp): `args` is the tuple of the extra
 //     positional arguments, `kwargs` the dict of the extra keywords;
 //     `f(*xs, **d)` splices tuples and dicts of known length.
+//   * Lists and tuples of known length (lower_sequence.cpp): `t1 + t2`,
+//     `t * n`, `t[a:b]`, `a, *rest = t`, and `l.append(v)` (extend,
+//     insert, pop, clear, reverse) rebinding a local list; on a list of
+//     unknown length (loop-carried) these are errors, never lost updates.
+//     f-strings are str.format host adapter calls.
+//   * `raise` and `assert` (lower_raise.cpp): a Raise adapter call on the
+//     effect chain, on the path that reaches it.
 //   * Nested def and lambda: graphs nested in the current one (closures).
 //   * Effects: `print(...)` becomes print(args..., u) and `assign(p, v)`
 //     assign(p, v, u) on a per-graph chain of state tokens
@@ -104,6 +111,7 @@ struct HostAdapter {
     GetItem,  // (value, index values...) -> value[index]
     SetItem,  // (value, index values..., v) -> value with value[index] = v, a new value (value unchanged)
     MakeDict, // (values...) -> {keys[0]: values[0], ...}: a dict the graph returns to its caller
+    Raise,    // (exception[, message]) -> raises exception (called with message when given); an effect
   };
   // One item of a subscript's index. Value and present slice bounds take
   // the next argument in order.

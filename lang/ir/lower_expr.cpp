@@ -285,6 +285,7 @@ Node* FnLowerer::expr(const ast::Expr& e, FuncGraph* g, Env& env, const std::str
       return comprehension(*c->elt, c->generators, IrOp::make_tuple, e, g, env, name);
     }
     case ast::ExprKind::Dict: return dict_display(*e.as<ast::Dict>(), g, env, name);
+    case ast::ExprKind::FString: return fstring(*e.as<ast::FString>(), g, env, name);
     default: break;
   }
   unsupported(e.span, expr_construct(e.kind));
@@ -318,6 +319,7 @@ Node* FnLowerer::comprehension(const ast::Expr& elt, const std::vector<ast::Comp
 
 Node* FnLowerer::binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, const Span& span, FuncGraph* g,
                        const std::string& name) {
+  if (Node* n = sequence_binop(op, x, y, span, g, name)) return n;  // (a, b) + (c,), [x] * 3
   Prim p;
   if (!binop_prim(op, p)) unsupported(op_span, std::string("operator '") + ast::to_string(op) + "'");
   return g->apply(p, {x, y}, name, loc(span));
@@ -430,6 +432,7 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
     callee = resolved_node(r, "name '" + dotted + "'", c.func->span);
   } else if (c.func->kind == ast::ExprKind::Attribute) {
     if (Node* n = dict_method(c, g, env, name)) return n;
+    if (Node* n = list_method(c, g, env, name)) return n;
     return method_call(c, g, env, name);
   } else {
     callee = expr(*c.func, g, env);

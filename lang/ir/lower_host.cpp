@@ -87,6 +87,7 @@ Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
 Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name) {
   Node* v = expr(*s.value, g, env);
   if (dict_keys(v)) return dict_item(v, expr(*s.index, g, env), s.span, g, name);
+  if (Node* sliced = sequence_slice(v, s, g, env, name)) return sliced;  // t[1:] of a display
   const ast::Expr& ix = *s.index;
   bool neg = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg &&
              ix.as<ast::Unary>()->operand->kind == ast::ExprKind::Constant;

@@ -188,6 +188,27 @@ class FnLowerer {
   // A value returned to the host: a dict becomes the host's dict.
   Node* returned_value(Node* v, FuncGraph* g, const Span& s);
 
+  // --- raise and assert (lower_raise.cpp)
+  // The Raise adapter called with `args` (exception[, message]) on g's
+  // effect chain.
+  void raise_effect(std::vector<Node*> args, FuncGraph* g, const Span& s);
+  void raise_stmt(const ast::Raise& r, FuncGraph* g, Env& env);
+  void assert_stmt(const ast::Assert& a, FuncGraph* g, Env& env);
+
+  // --- tuples and lists of known length (lower_sequence.cpp)
+  // t1 + t2, t * n of displays; null when the operands are not such.
+  Node* sequence_binop(ast::BinOp op, Node* x, Node* y, const Span& s, FuncGraph* g, const std::string& name);
+  // t[a:b:c] of a display with constant bounds; null otherwise.
+  Node* sequence_slice(Node* v, const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name);
+  // `a, *rest = t` of a display.
+  void starred_assign(const std::vector<ast::ExprPtr>& targets, Node* v, FuncGraph* g, Env& env, const Span& s);
+  // l.append(v), l.extend(t), l.insert(i, v), l.pop([i]) on a local list of
+  // known length rebind l (null when `c` is no such call); a mutating
+  // list method on a list of unknown length is a GraphModeError.
+  Node* list_method(const ast::Call& c, FuncGraph* g, Env& env, const std::string& name);
+  // f"...{x}...": str.format of the values, a host adapter call.
+  Node* fstring(const ast::FString& f, FuncGraph* g, Env& env, const std::string& name);
+
   // --- host adapters (lower_host.cpp)
   // A dotted global name (`ops.relu`, `self.fc`) that no Parameter is a
   // prefix of: resolved now. Anything else is an attribute of a value.

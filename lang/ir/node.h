@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -117,6 +118,14 @@ class HostObject {
   // Non-null when this object is code a back end generated for the graph
   // (a fused loop): the executor runs it itself instead of asking the host.
   virtual const CompiledKernel* as_compiled_kernel() const { return nullptr; }
+  // Python's `==` with `other` when the host knows it without running user
+  // code (two dtypes, two classes: `x.dtype == msl.float16`, `type(n) ==
+  // int`), for the specializer to fold and the executor to compute;
+  // nullopt otherwise.
+  virtual std::optional<bool> equals(const HostObject& other) const {
+    (void)other;
+    return std::nullopt;
+  }
 };
 using HostRef = std::shared_ptr<const HostObject>;
 

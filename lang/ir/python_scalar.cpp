@@ -42,10 +42,44 @@ ConstValue checked(const py::ArithResult& r) {
   return from_number(r.value);
 }
 
+// Python's + (two strings), * (a string and an int) and comparisons (two
+// strings; == and != also against a number) on strings; nullopt otherwise.
+std::optional<ConstValue> string_op(Prim p, const ConstValue& a, const ConstValue& b) {
+  auto sa = std::get_if<std::string>(&a), sb = std::get_if<std::string>(&b);
+  if (p == Prim::add) return sa && sb ? std::optional<ConstValue>(*sa + *sb) : std::nullopt;
+  if (p == Prim::mul) {
+    auto n = std::get_if<int64_t>(sa ? &b : &a);
+    const std::string* text = sa ? sa : sb;
+    if (!n || !text || (*n > 0 && text->size() * static_cast<uint64_t>(*n) > (1u << 26))) return std::nullopt;
+    std::string out;
+    for (int64_t k = 0; k < *n; ++k) out += *text;
+    return ConstValue(out);
+  }
+  if (!sa || !sb) {
+    py::Number n;
+    bool number = as_number(sa ? b : a, n);
+    if (p == Prim::equal && number) return ConstValue(false);
+    if (p == Prim::not_equal && number) return ConstValue(true);
+    return std::nullopt;
+  }
+  int c = sa->compare(*sb);  // bytewise: UTF-8 keeps Python's code point order
+  switch (p) {
+    case Prim::less: return ConstValue(c < 0);
+    case Prim::less_equal: return ConstValue(c <= 0);
+    case Prim::greater: return ConstValue(c > 0);
+    case Prim::greater_equal: return ConstValue(c >= 0);
+    case Prim::equal: return ConstValue(c == 0);
+    case Prim::not_equal: return ConstValue(c != 0);
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 std::optional<ConstValue> python_scalar_op(Prim p, std::span<const ConstValue> args) {
   if (!is_scalar_arithmetic(p, args.size())) return std::nullopt;
+  if (args.size() == 2 && (std::holds_alternative<std::string>(args[0]) || std::holds_alternative<std::string>(args[1])))
+    return string_op(p, args[0], args[1]);
   py::Number x, y;
   if (!as_number(args[0], x)) return std::nullopt;
   if (args.size() == 1) return checked(py::negate(x));

@@ -31,8 +31,10 @@ struct ScalarDivisionError : ScalarArithmeticError {
 bool is_scalar_arithmetic(kernels::Prim p, size_t n);
 
 // `p` on numbers (each bool, int64_t or double) with Python's rules
-// (python_number.h); comparisons are bools. nullopt when `p` is no scalar
-// arithmetic or an operand is no number. Throws ScalarDivisionError for a
+// (python_number.h); comparisons are bools. Strings too: + of two strings,
+// * of a string and an int, comparisons of two strings, == and != of a
+// string and a number. nullopt when `p` is no scalar arithmetic or an
+// operand is neither. Throws ScalarDivisionError for a
 // zero divisor, ScalarArithmeticError for an int64 overflow.
 std::optional<ConstValue> python_scalar_op(kernels::Prim p, std::span<const ConstValue> args);
 
