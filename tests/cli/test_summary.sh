@@ -2,9 +2,12 @@
 # `msl summary DIR`: the scalars of the event files under DIR as a table,
 # sorted by tag then step, and one PNG line plot per tag (into DIR, or
 # --out); a corrupt event file is exit status 1 naming the CRC error,
-# usage errors exit 2.
+# usage errors exit 2. With PROTO (summary.proto) given, every record of
+# the file is also cut out by offset and length here and parsed by
+# protobuf's own parser (protoc --decode), independently of MSL's reader.
 set -u
 msl="$1"
+proto="${2:-}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -36,6 +39,21 @@ for f in loss.png train_acc.png; do
   [ "$(head -c 4 "$tmp/$f" | tail -c 3)" = "PNG" ] || fail "plot $f is not a PNG"
 done
 grep -q "wrote $tmp/loss.png" "$tmp/err" || fail "summary does not say where it wrote"
+
+if [ -n "$proto" ] && command -v protoc >/dev/null; then
+  f="$(ls "$tmp"/run/*tfevents*)"
+  size=$(stat -c %s "$f"); off=0; decoded=""
+  while [ "$off" -lt "$size" ]; do
+    len=$(od -An -t u8 -j "$off" -N 8 "$f" | tr -d ' ')
+    decoded+="$(dd if="$f" bs=1 skip=$((off + 12)) count="$len" status=none |
+                protoc --decode=msl.summary.proto.Event -I "$(dirname "$proto")" "$proto")"$'\n'
+    off=$((off + 16 + len))
+  done
+  [ "$off" = "$size" ] || fail "records do not end at the file's end ($off of $size)"
+  [[ "$decoded" == *'file_version: "brain.Event:2"'* ]] || fail "protoc: no file_version"
+  [[ "$decoded" == *'tag: "train/acc"'*'simple_value: 0.75'* ]] || fail "protoc: no train/acc 0.75"
+  [ "$(grep -c '^step: ' <<<"$decoded")" = 3 ] || { fail "protoc: not 3 steps"; echo "$decoded" | sed 's/^/  | /'; }
+fi
 
 mkdir "$tmp/plots"
 "$msl" summary "$tmp" --out "$tmp/plots" >/dev/null 2>&1 || fail "--out exit status"
