@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "interp/checkpoint/checkpoint.h"
 #include "interp/dump_compare.h"
 #include "interp/graph/graph_disk_cache.h"
 #include "interp/core/interp.h"
@@ -32,6 +33,7 @@
 #include "kernels/philox.h"
 #include "kernels/dump.h"
 #include "kernels/profile.h"
+#include "kernels/trace.h"
 #include "lang/ir/lower.h"
 #include "lang/ir/printer.h"
 #include "lang/parser.h"
@@ -47,6 +49,7 @@ struct CommandLine {
   std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after, layout = "auto",
               graph_target = "auto";
   bool has_code = false, run = false, profile = false;
+  std::string trace_dir;  // --profile=trace DIR
   long seed = -1, threads = 0;
   int log_level = -1;  // -1: GLOG_v, else warning
   std::vector<std::string> script_args;
@@ -74,6 +77,9 @@ const char* kUsage =
     "  --threads N             worker threads for kernels\n"
     "  --save-graphs DIR       write IR of every compiled graph to DIR\n"
     "  --profile               print a per-op profile at exit\n"
+    "  --profile=trace DIR     write DIR/trace.json (a Chrome/Perfetto timeline of every\n"
+    "                          kernel, graph run, compile phase, data batch and step)\n"
+    "                          and DIR/op_statistic.txt (its kernels by total time)\n"
     "  --dump DIR              write every kernel's outputs to DIR as .npy files\n"
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
@@ -133,6 +139,9 @@ CommandLine parse_args(int argc, char** argv) {
       cl.dump = value("--dump");
     } else if (a == "--profile") {
       cl.profile = true;
+    } else if (a == "--profile=trace") {
+      if (i + 1 >= argc) usage_error("--profile=trace needs a folder");
+      cl.trace_dir = argv[++i];
     } else if (is("--emit")) {
       cl.emit = value("--emit");
       if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad" &&
@@ -301,6 +310,24 @@ int run_job(const CommandLine& cl) {
   for (auto& a : cl.script_args) opts.argv.push_back(a);
   msl::Interp interp(opts);
   if (cl.profile) msl::kernels::set_profiling(true);
+  if (!cl.trace_dir.empty()) msl::kernels::start_trace();
+  // --profile=trace DIR: the timeline and the table, written at exit.
+  struct TraceWriter {
+    std::string dir;
+    ~TraceWriter() {
+      if (dir.empty()) return;
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      try {
+        std::string table;
+        std::string json = msl::kernels::stop_trace(&table);
+        msl::checkpoint::write_file_atomically((std::filesystem::path(dir) / "trace.json").string(), json);
+        msl::checkpoint::write_file_atomically((std::filesystem::path(dir) / "op_statistic.txt").string(), table);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "msl: error: --profile=trace: %s\n", e.what());
+      }
+    }
+  } trace_writer{cl.trace_dir};
   if (!cl.dump.empty()) {
     try {
       msl::kernels::start_dump(cl.dump);

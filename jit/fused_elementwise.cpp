@@ -7,11 +7,13 @@
 #include "kernels/device_debug.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
+#include "kernels/trace.h"
 #include "lang/ir/func_graph.h"
 
 namespace msl::jit {
 
 std::vector<kernels::Tensor> FusedElementwise::run(std::vector<kernels::Tensor> inputs) const {
+  kernels::TraceSpan span(name(), "kernel");  // the profiler's timeline: a fused loop is one kernel
   if (inputs.size() != static_cast<size_t>(program_.num_inputs))
     throw kernels::ValueError(
         fmt::format("{}: {} inputs given, {} expected", name(), inputs.size(), program_.num_inputs));

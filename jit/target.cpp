@@ -8,6 +8,7 @@
 #include "jit/passes/fuse_epilogue.h"
 #include "jit/passes/memory_plan.h"
 #include "jit/passes/pipeline.h"
+#include "kernels/trace.h"
 
 namespace msl::jit {
 
@@ -15,6 +16,7 @@ BackendResult Target::compile(BackendContext& ctx, Specialized& sp) const {
   BackendResult result;
   result.primitives = true;
   for (const Pass& p : passes()) {
+    kernels::TraceSpan span(p.name, "compile");  // the profiler's timeline: one compile phase
     if (!p.run(ctx, sp, result)) continue;
     if (!result.primitives) break;
     if (ctx.after_pass) ctx.after_pass(p.name, sp);

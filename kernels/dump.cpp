@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "kernels/npy_file.h"
+#include "kernels/op_site.h"
 #include "kernels/strided_iter.h"
 
 namespace msl::kernels {
@@ -51,19 +52,8 @@ void start_dump(const std::string& dir) {
 
 bool dumping() { return g_on.load(std::memory_order_relaxed); }
 
-namespace {
-thread_local const DumpSite* tl_site = nullptr;
-}  // namespace
-
-DumpSite::DumpSite(const std::string* file, uint32_t line) : file_(file), line_(line), outer_(tl_site) {
-  tl_site = this;
-}
-
-DumpSite::~DumpSite() { tl_site = outer_; }
-
 void dump_outputs(Prim p, std::span<const Tensor> outs) {
-  const DumpSite* site = tl_site;
-  std::string where = site && site->file_ ? fmt::format("{}:{}", *site->file_, site->line_) : "-";
+  std::string where = op_site_text();
   std::lock_guard<std::mutex> lock(g_mu);
   uint64_t seq = g_seq++;
   for (size_t k = 0; k < outs.size(); ++k) {

@@ -12,7 +12,6 @@
 // which NumPy lacks, is written as float32.
 #pragma once
 
-#include <cstdint>
 #include <span>
 #include <string>
 
@@ -28,24 +27,5 @@ bool dumping();
 // Called by the registry after each kernel.
 void dump_outputs(Prim p, std::span<const Tensor> outs);
 
-// The MSL source line of what runs on this thread, written beside each file
-// in the index (` @ FILE:LINE`), so `msl compare` can match the dumps of two
-// runs by where each op came from: the interpreter sets it per statement
-// (PyNative), the graph executor per node (graph mode); lines, not columns,
-// because a statement and the expressions in it share their line. Scopes
-// nest; `file` must outlive the scope. Set only while dumping.
-class DumpSite {
- public:
-  DumpSite(const std::string* file, uint32_t line);
-  ~DumpSite();
-  DumpSite(const DumpSite&) = delete;
-  DumpSite& operator=(const DumpSite&) = delete;
-
- private:
-  friend void dump_outputs(Prim p, std::span<const Tensor> outs);
-  const std::string* file_;
-  uint32_t line_;
-  const DumpSite* outer_;
-};
 
 }  // namespace msl::kernels

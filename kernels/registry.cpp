@@ -11,7 +11,9 @@
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/dump.h"
+#include "kernels/op_site.h"
 #include "kernels/profile.h"
+#include "kernels/trace.h"
 
 namespace msl::kernels {
 
@@ -153,6 +155,13 @@ bool all_host_scalars(std::span<const Tensor> in) {
   return true;
 }
 
+// A kernel event's arguments: its inputs' shapes and its source line.
+std::string trace_args(std::span<const Tensor> in) {
+  std::string shapes;
+  for (const Tensor& t : in) shapes += (shapes.empty() ? "" : " ") + (t.defined() ? t.shape().str() : "-");
+  return "\"inputs\": " + json_quote(shapes) + ", \"site\": " + json_quote(op_site_text());
+}
+
 // A view of a host scalar on another device (broadcast_to of a Python
 // number): the scalar moves there first, so the view is on that device.
 [[gnu::noinline]] void run_view_on(Device* dev, Prim p, std::span<const Tensor> in, const Attrs& attrs,
@@ -208,13 +217,14 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     // The CPU kernel, "inside" the device: its memory is readable meanwhile.
     DebugAccess scope(in, out);
     kernel(KernelArgs{p, in, attrs, out});
-  } else if (!profiling()) {
+  } else if (!profiling() && !tracing()) {
     kernel(KernelArgs{p, in, attrs, out});
   } else {
-    auto start = std::chrono::steady_clock::now();
+    int64_t start = trace_clock_ns();
     kernel(KernelArgs{p, in, attrs, out});
-    profile_record(p, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-                          .count());
+    int64_t end = trace_clock_ns();
+    if (profiling()) profile_record(p, end - start);
+    if (tracing()) trace_event(prim_name(p), "kernel", start, end, trace_args(in));
   }
   if (dumping()) dump_outputs(p, out);
 }

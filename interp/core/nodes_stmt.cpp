@@ -4,7 +4,7 @@
 
 #include <new>
 
-#include "kernels/dump.h"
+#include "kernels/op_site.h"
 
 namespace msl::nodes {
 namespace {
@@ -180,9 +180,9 @@ struct Block final : StmtNode {
   Exec exec(Frame& f) override {
     for (auto& s : body) {
       Exec r;
-      if (kernels::dumping() && f.code && f.code->source) {
-        // msl --dump: the ops this statement runs are indexed at its line.
-        kernels::DumpSite site(&f.code->source->name(), s->span.line);
+      if (kernels::op_sites_wanted() && f.code && f.code->source) {
+        // msl --dump and the profiler name the ops this statement runs by its line.
+        kernels::OpSite site(&f.code->source->name(), s->span.line);
         r = s->exec(f);
       } else {
         r = s->exec(f);

@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "kernels/trace.h"
+
 namespace msl::dataset {
 
 namespace {
@@ -112,7 +114,10 @@ void for_each_row_async(size_t n, int workers, std::function<void(size_t)> row, 
   pool().grow(job->tasks);
   for (size_t k = 0; k < job->tasks; ++k)
     pool().post([job, k] {
-      for (size_t i = k; i < job->n; i += job->tasks) job->row(i);
+      {
+        kernels::TraceSpan span("rows", "data");  // the profiler's timeline: a worker's share of a chunk or batch
+        for (size_t i = k; i < job->n; i += job->tasks) job->row(i);
+      }
       if (job->left.fetch_sub(1, std::memory_order_acq_rel) == 1) job->finish();
     });
 }

@@ -5,7 +5,8 @@
 
 #include <vector>
 
-#include "kernels/dump.h"
+#include "kernels/op_site.h"
+#include "kernels/trace.h"
 #include "kernels/errors.h"
 #include "lang/ir/ir_module.h"
 #include "lang/ir/liveness.h"
@@ -156,19 +157,25 @@ void Executor::compute(Frame& f, const Node* n, const std::vector<const Node*>& 
   f.vals[n] = apply(callee, std::move(args), n);
 }
 
+namespace {
+
+// run() with the node's source line as the op site while a tool wants it
+// (msl --dump's index, the profiler's timeline: kernels/op_site.h).
+template <class F>
+RtValue at_site(const Node* site, F&& run) {
+  if (!kernels::op_sites_wanted() || !site) return run();
+  const ir::Loc* loc = &site->loc();
+  if (!loc->valid() && site->graph()) loc = &site->graph()->loc();
+  kernels::OpSite at(loc->file, loc->line);
+  return run();
+}
+
+}  // namespace
+
 // Applies a primitive or operator; closures and partials go through call().
 RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const Node* site) {
   try {
-    if (auto p = callee.get_if<ir::PrimRef>()) {
-      if (kernels::dumping() && site) {
-        // msl --dump: index the kernel's outputs at the node's source position.
-        const ir::Loc* loc = &site->loc();
-        if (!loc->valid() && site->graph()) loc = &site->graph()->loc();
-        kernels::DumpSite at(loc->file, loc->line);
-        return detail::run_kernel(*p, args);
-      }
-      return detail::run_kernel(*p, args);
-    }
+    if (auto p = callee.get_if<ir::PrimRef>()) return at_site(site, [&] { return detail::run_kernel(*p, args); });
     if (auto op = callee.get_if<ir::IrOp>()) {
       if (*op != ir::IrOp::J) return detail::run_ir_op(*op, args, opts_, state_serial_);
       if (args.size() != 1) detail::fail("J takes 1 argument, got " + std::to_string(args.size()));
@@ -176,7 +183,8 @@ RtValue Executor::apply(const RtValue& callee, std::vector<RtValue> args, const 
       return opts_.runtime_j(args[0]);
     }
     if (auto h = callee.get_if<ir::HostRef>()) {
-      if (const ir::CompiledKernel* k = (*h)->as_compiled_kernel()) return detail::run_compiled(*k, std::move(args));
+      if (const ir::CompiledKernel* k = (*h)->as_compiled_kernel())
+        return at_site(site, [&] { return detail::run_compiled(*k, std::move(args)); });
       if (!opts_.call_host) detail::fail("cannot call the host object " + (*h)->name() + " here");
       try {
         return opts_.call_host(*h, std::move(args));
@@ -273,6 +281,7 @@ RtValue run_graph(const FuncGraph& g, std::vector<RtValue> args, ExecOptions opt
   if (!ir::free_variables(g).empty())
     throw ExecError("@" + g.name() + " has free variables; run its enclosing graph instead", loc_str(g.output()));
   Executor ex(std::move(opts));
+  kernels::TraceSpan span("@" + g.name(), "graph");  // the profiler's timeline: one compiled-graph run
   return ex.call(RtValue(RtClosure{&g, nullptr}), std::move(args), nullptr);
 }
 

@@ -121,6 +121,11 @@ check compare-csv 1 "000001_sqrt.npy,000002_sqrt.npy,sqrt," -- "$msl" compare --
 check compare-json 1 '"first_divergence": "000001_sqrt.npy"' -- "$msl" compare --format json "$tmp/pl_a" "$tmp/pl_b"
 check compare-bad-dir 2 "cannot read the dump index" -- "$msl" compare "$tmp/pl_a" "$tmp/nowhere"
 check compare-usage 2 "compare needs two dump folders" -- "$msl" compare "$tmp/pl_a"
+# --profile=trace DIR: the timeline (Chrome trace JSON) and the per-op table.
+check profile-trace 0 '"name": "fused_elementwise_3ops", "cat": "kernel", "ph": "X"' -- sh -c "'$msl' --profile=trace '$tmp/tr' run '$tmp/dump_jit.msl' >/dev/null && cat '$tmp/tr/trace.json'"
+check profile-trace-graph 0 '"cat": "graph"' -- cat "$tmp/tr/trace.json"
+check profile-trace-table 0 "fused_elementwise_3ops" -- cat "$tmp/tr/op_statistic.txt"
+check profile-trace-usage 2 "--profile=trace needs a folder" -- "$msl" --profile=trace
 # --emit=llvm: the program runs and each fused loop's LLVM IR is printed,
 # vectorized for the host (a <N x float> type in the loop).
 printf 'import msl\nfrom msl import ops\n@msl.jit\ndef f(x, a):\n    return ops.sigmoid(x * a + 1.0) - x\nprint(f(ops.ones((40,)), ops.ones((40,))).shape)\n' > "$tmp/llvm.msl"

@@ -1,0 +1,27 @@
+#include "kernels/op_site.h"
+
+#include <fmt/format.h>
+
+#include "kernels/dump.h"
+#include "kernels/trace.h"
+
+namespace msl::kernels {
+
+namespace {
+thread_local const OpSite* tl_site = nullptr;
+}  // namespace
+
+OpSite::OpSite(const std::string* file, uint32_t line) : file_(file), line_(line), outer_(tl_site) { tl_site = this; }
+
+OpSite::~OpSite() { tl_site = outer_; }
+
+const OpSite* current_op_site() { return tl_site; }
+
+std::string op_site_text() {
+  const OpSite* s = tl_site;
+  return s && s->file() ? fmt::format("{}:{}", *s->file(), s->line()) : "-";
+}
+
+bool op_sites_wanted() { return dumping() || tracing(); }
+
+}  // namespace msl::kernels

@@ -1,0 +1,178 @@
+// The profiler's timeline (kernels/trace.h) of a real training run: a
+// LeNet-shaped network trained by Model.train in graph mode with
+// msl.Profiler, its trace.json parsed with the checkpoint library's JSON
+// reader (independent of the writer) and checked: every event is a
+// complete event with a name, category, thread, start and duration; every
+// kernel and compiled-graph run that overlaps a training step lies inside
+// it (the events nest); kernels name their source line (conv2d's is in
+// the Conv2d layer: graph mode inlines the network); and the events
+// inside a step cover its wall time (what the timeline leaves unexplained
+// is the interpreter between calls).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../temp_dir.h"
+#include "interp/checkpoint/checkpoint.h"
+#include "interp/core/interp.h"
+
+using namespace msl;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kProgram =
+    "import numpy as np\n"
+    "import msl\n"
+    "from msl import nn, Model\n"
+    "import msl.dataset as ds\n"
+    "msl.set_seed(1)\n"
+    "np.random.seed(1)\n"
+    "class LeNet(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode='valid')\n"
+    "        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode='valid')\n"
+    "        self.pool = nn.MaxPool2d(2, 2)\n"
+    "        self.relu = nn.ReLU()\n"
+    "        self.flatten = nn.Flatten()\n"
+    "        self.fc1 = nn.Dense(256, 120)\n"
+    "        self.fc2 = nn.Dense(120, 10)\n"
+    "    def construct(self, x):\n"
+    "        x = self.pool(self.relu(self.conv1(x)))\n"
+    "        x = self.pool(self.relu(self.conv2(x)))\n"
+    "        return self.fc2(self.relu(self.fc1(self.flatten(x))))\n"
+    "x = np.random.randn(256, 1, 28, 28).astype(np.float32)\n"
+    "y = np.random.randint(0, 10, 256).astype(np.int32)\n"
+    "data = ds.NumpySlicesDataset((x, y), column_names=['image', 'label'], shuffle=False).batch(64)\n"
+    "net = LeNet()\n"
+    "loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')\n"
+    "model = Model(net, loss, nn.Momentum(net.trainable_params(), 0.01, 0.9))\n"
+    "profiler = msl.Profiler(output_path=OUT)\n"
+    "model.train(3, data)\n"
+    "profiler.analyse()\n";
+
+struct Event {
+  std::string name, cat;
+  int64_t tid = 0;
+  double ts = 0, dur = 0;
+  std::string site;
+};
+
+const checkpoint::Json* member(const checkpoint::Json& o, const std::string& key) {
+  for (const checkpoint::JsonMember& m : o.members)
+    if (m.first == key) return &m.second;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("profiler timeline of a LeNet training run") {
+  msl::test::TempDir dir;
+  msl::test::ScopedEnv no_cache("XDG_CACHE_HOME", "off");  // compile phases appear every run
+  std::string out;
+  Interp::Options opts;
+  opts.write_stdout = [&out](std::string_view s) { out += s; };
+  opts.write_stderr = [&out](std::string_view s) { out += s; };
+  opts.stdlib_dir = (fs::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal().string();
+  Interp I(std::move(opts));
+  std::string program = "OUT = '" + dir.path.string() + "'\n" + kProgram;
+  try {
+    I.run_source(std::make_shared<SourceFile>((dir.path / "lenet.msl").string(), program));
+  } catch (MslError& e) {
+    FAIL(I.format_exception(e.exc));
+  }
+  std::ifstream f(dir.path / "trace.json");
+  REQUIRE(f);
+  std::stringstream text;
+  text << f.rdbuf();
+  checkpoint::Json root = checkpoint::parse_json(text.str());
+  const checkpoint::Json* list = member(root, "traceEvents");
+  REQUIRE(list);
+  std::vector<Event> events;
+  for (const checkpoint::Json& e : list->items) {
+    const checkpoint::Json* ph = member(e, "ph");
+    REQUIRE(ph);
+    if (ph->str == "M") continue;  // metadata: the process name
+    CHECK(ph->str == "X");
+    Event ev;
+    REQUIRE(member(e, "name"));
+    REQUIRE(member(e, "cat"));
+    REQUIRE(member(e, "tid"));
+    REQUIRE(member(e, "ts"));
+    REQUIRE(member(e, "dur"));
+    ev.name = member(e, "name")->str;
+    ev.cat = member(e, "cat")->str;
+    ev.tid = member(e, "tid")->integer;
+    ev.ts = member(e, "ts")->number;
+    ev.dur = member(e, "dur")->number;
+    CHECK(ev.dur >= 0);
+    if (const checkpoint::Json* args = member(e, "args"))
+      if (const checkpoint::Json* site = member(*args, "site")) ev.site = site->str;
+    events.push_back(ev);
+  }
+  auto count = [&](const std::string& cat) {
+    return std::count_if(events.begin(), events.end(), [&](const Event& e) { return e.cat == cat; });
+  };
+  // 3 epochs of 4 batches; conv2d forward and both backward kernels ran;
+  // the compiled step was compiled (its passes are compile events).
+  CHECK(count("step") == 12);
+  CHECK(count("graph") >= 12);
+  CHECK(count("compile") >= 1);
+  CHECK(count("data") >= 1);
+  CHECK(std::any_of(events.begin(), events.end(), [](const Event& e) { return e.name == "conv2d_backprop_filter"; }));
+  // Kernels on the interpreter's thread name the .msl line they came from
+  // (the layer's, once graph mode inlined the network).
+  int64_t main_tid = 0;
+  for (const Event& e : events)
+    if (e.cat == "step") main_tid = e.tid;
+  for (const Event& e : events) {
+    if (e.cat != "kernel" || e.tid != main_tid) continue;
+    std::string what = e.name + " has no source line: " + e.site;
+    CHECK_MESSAGE(e.site.find(".msl:") != std::string::npos, what);
+  }
+  CHECK(std::any_of(events.begin(), events.end(),
+                    [](const Event& e) { return e.site.find("stdlib/msl/nn/layer/conv.msl:") != std::string::npos; }));
+
+  std::vector<double> coverage;
+  for (const Event& s : events) {
+    if (s.cat != "step") continue;
+    double a = s.ts, b = s.ts + s.dur;
+    std::vector<std::pair<double, double>> inside;
+    for (const Event& e : events) {
+      if (&e == &s || e.tid != s.tid || e.ts >= b || e.ts + e.dur <= a) continue;
+      // Nesting: whatever overlaps a step on its thread lies within it
+      // (1 us of slack for the microsecond rounding of the two clocks' reads).
+      std::string what = e.name + " in " + s.name;
+      CHECK_MESSAGE(e.ts >= a - 1e-3, what);
+      CHECK_MESSAGE(e.ts + e.dur <= b + 1e-3, what);
+      inside.emplace_back(std::max(e.ts, a), std::min(e.ts + e.dur, b));
+    }
+    std::sort(inside.begin(), inside.end());
+    double covered = 0, lo = -1, hi = -1;
+    for (auto [x0, x1] : inside) {
+      if (x0 > hi) {
+        covered += hi - lo;
+        lo = x0;
+        hi = x1;
+      } else {
+        hi = std::max(hi, x1);
+      }
+    }
+    covered += hi - lo;
+    coverage.push_back(covered / s.dur);
+  }
+  REQUIRE(coverage.size() == 12);
+  // The first step compiles (lowering and specialization are not spans
+  // yet); the later ones are kernels and graph runs but for the
+  // interpreter's calls between them. The median of the steady steps:
+  std::vector<double> steady(coverage.begin() + 1, coverage.end());
+  std::sort(steady.begin(), steady.end());
+  double median = steady[steady.size() / 2];
+  MESSAGE("median coverage of a step by its events: " << median);
+  CHECK(median >= 0.9);
+  CHECK(fs::exists(dir.path / "op_statistic.txt"));
+}
