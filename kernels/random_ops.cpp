@@ -39,6 +39,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "kernels/errors.h"
 #include "kernels/philox.h"
@@ -356,6 +357,22 @@ void cpu_random_normal(const KernelArgs& a) {
       });
     }
   });
+}
+
+void draw_random_attrs(Prim p, std::span<const TensorSpec> in, Attrs& attrs) {
+  GlobalGenerator& gen = GlobalGenerator::get();
+  bool has_seed = attrs.has("seed"), has_offset = attrs.has("offset");
+  if (!has_seed) attrs.set("seed", static_cast<int64_t>(gen.seed()));
+  if (has_offset) return;
+  if (has_seed) {
+    attrs.set("offset", int64_t{0});
+    return;
+  }
+  std::vector<TensorSpec> outs;
+  infer(p, in, attrs, outs);
+  // Output 0 has the element count and dtype that set the counter use (for dropout, the input's).
+  uint64_t blocks = random_blocks_used(p, outs[0].shape.product(), outs[0].dtype);
+  attrs.set("offset", static_cast<int64_t>(gen.take(blocks)));
 }
 
 }  // namespace msl::kernels

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/dtype.h"
 #include "kernels/primitives.h"
@@ -22,5 +23,15 @@ namespace msl::kernels {
 // Counter blocks used by primitive `p` producing `numel` elements of dtype
 // `dt` (for dropout: the input's numel and dtype).
 uint64_t random_blocks_used(Prim p, int64_t numel, DType dt);
+
+// Completes the attributes of a call of random primitive `p` on inputs
+// `in` from the global generator (philox.h), as each call draws: `seed`,
+// when not given, is the generator's; `offset`, when not given, is 0 for a
+// given seed (the same draw every call, as a fixed seed asks) and else the
+// next counters, taken past what the call uses, so every call draws fresh
+// numbers. Used by PyNative dispatch and by compiled graphs when they run,
+// so a graph replays no draw. Checks the call first (kernel errors), so a
+// failing call leaves the generator untouched.
+void draw_random_attrs(Prim p, std::span<const TensorSpec> in, Attrs& attrs);
 
 }  // namespace msl::kernels

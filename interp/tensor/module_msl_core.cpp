@@ -121,21 +121,9 @@ kernels::AttrValue attr_value(Interp& I, const char* prim, const kernels::AttrSp
 
 // Fills in seed/offset from the global generator (see the file comment).
 void random_attrs(Interp& I, Prim p, std::span<const Tensor> in, Attrs& attrs) {
-  auto& gen = kernels::GlobalGenerator::get();
-  bool has_seed = attrs.has("seed"), has_offset = attrs.has("offset");
-  if (!has_seed) attrs.set("seed", static_cast<int64_t>(gen.seed()));
-  if (has_offset) return;
-  if (has_seed) {
-    attrs.set("offset", int64_t{0});
-    return;
-  }
-  // Validate first, so a failing call leaves the generator untouched.
-  std::vector<kernels::TensorSpec> specs, outs;
+  std::vector<kernels::TensorSpec> specs;
   for (auto& t : in) specs.push_back(t.spec());
-  kernel_call(I, [&] { kernels::infer(p, specs, attrs, outs); });
-  // Output 0 has the element count and dtype that set the counter use (for dropout, the input's).
-  uint64_t blocks = kernels::random_blocks_used(p, outs[0].shape.product(), outs[0].dtype);
-  attrs.set("offset", static_cast<int64_t>(gen.take(blocks)));
+  kernel_call(I, [&] { kernels::draw_random_attrs(p, specs, attrs); });
 }
 
 Value wrap_outputs(TensorClass* tc, const PrimDef& def, std::vector<Tensor>& outs, const Value& first) {
@@ -223,6 +211,8 @@ Value prim_call(Interp& I, Args& a, Object* data) {
   }
   if (traced) return trace::apply_prim(I, p, in_values, attrs);
   if (is_random(p)) {
+    // Without a traced input, a draw made now would be a constant of the
+    // trace: every run of its graph would replay it.
     if (trace::active()) trace::random_in_trace(I, p);
     random_attrs(I, p, in, attrs);
   }

@@ -196,7 +196,9 @@ Value apply_prim(Interp& I, Prim p, std::span<const Value> inputs, const Attrs& 
     }
   if (!first) raise_exc(I, "RuntimeError", fmt::format("trace: {}() has no traced input", def.name));
   std::shared_ptr<TraceState> s = usable(I, *first).trace;
-  if (is_random(p)) random_in_trace(I, p);
+  // A random primitive on traced inputs (dropout) is recorded without its
+  // seed and offset: the graph draws them from the global generator each
+  // time it runs (kernels::draw_random_attrs), as PyNative does per call.
   if (def.kind == PrimKind::InPlace)
     cannot_trace(I, *first, fmt::format("{}() writes into its input in place, which a trace cannot capture", def.name));
   // nonzero's inferred length is only an upper bound (movement_scatter.cpp).

@@ -18,8 +18,11 @@
 //   * needing a traced VALUE: bool()/`if`/`while` on a tracer, item(),
 //     float(), int(), tolist()/asnumpy(), str()/print(), indexing
 //     (TypeError naming the traced function and what it did);
-//   * random primitives (the graph would replay one draw) and in-place
-//     primitives (RuntimeError);
+//   * a random primitive without a traced input (ops.uniform(shape): its
+//     draw would be a constant, replayed by every run; RuntimeError), and
+//     in-place primitives (RuntimeError). A random primitive on traced
+//     inputs (dropout) is recorded without seed and offset: the graph draws
+//     them each time it runs;
 //   * a tracer used outside the trace that made it: after its trace ended
 //     (a tracer stored in a global, "leaked") or inside a nested trace
 //     (closing over an outer trace's tracer) (RuntimeError).
@@ -131,7 +134,8 @@ Value apply_prim(Interp& I, kernels::Prim p, std::span<const Value> inputs, cons
 // `dtype` and `like`'s shape: zeros_like / ones_like on a tracer.
 Value filled_like(Interp& I, const Value& like, kernels::DType dtype, const Value& fill);
 
-// Raises the RuntimeError for a random primitive called while tracing.
+// Raises the RuntimeError for a random primitive called without traced
+// inputs while tracing.
 [[noreturn]] void random_in_trace(Interp& I, kernels::Prim p);
 
 // Raises the TypeError for an operation that needs the values of tracer

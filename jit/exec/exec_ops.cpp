@@ -9,6 +9,7 @@
 #include "jit/exec/executor.h"
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
+#include "kernels/random_ops.h"
 #include "lang/ir/python_scalar.h"
 
 namespace msl::exec {
@@ -178,7 +179,17 @@ RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
     }
   }
   std::vector<Tensor> out;
-  kernels::execute(p.prim, std::span<const Tensor>(in), p.attrs, out);
+  if (kernels::is_random(p.prim) && (!p.attrs.has("seed") || !p.attrs.has("offset"))) {
+    // A random primitive recorded without its draw (a traced dropout): each
+    // run draws from the global generator, as each PyNative call does.
+    kernels::Attrs attrs = p.attrs;
+    std::vector<kernels::TensorSpec> specs;
+    for (const Tensor& t : in) specs.push_back(t.spec());
+    kernels::draw_random_attrs(p.prim, specs, attrs);
+    kernels::execute(p.prim, std::span<const Tensor>(in), attrs, out);
+  } else {
+    kernels::execute(p.prim, std::span<const Tensor>(in), p.attrs, out);
+  }
   if (out.size() == 1) return RtValue(std::move(out[0]));
   std::vector<RtValue> items;
   items.reserve(out.size());

@@ -53,7 +53,7 @@ TEST_CASE("needing a traced value is a TypeError that names the function and the
       "TypeError: tracing 'negate': the truth value of a tensor (an `if`, `while`, `and`, `or`, `not` or bool())"));
 }
 
-TEST_CASE("random and in-place primitives cannot be traced") {
+TEST_CASE("random primitives without traced inputs and in-place primitives cannot be traced") {
   Fixture f;
   f.run(
       "def noisy(x):\n"
@@ -70,7 +70,9 @@ TEST_CASE("random and in-place primitives cannot be traced") {
   CHECK(f.trace_error("noisy", {kVec}) ==
         "RuntimeError: tracing 'noisy': the random primitive 'random_normal' cannot be traced: the graph would "
         "replay one fixed draw\nhelp: draw random tensors outside the traced function and pass them in");
-  CHECK(contains(f.trace_error("drop", {kVec}), "RuntimeError: tracing 'drop': the random primitive 'dropout'"));
+  // dropout of a traced input is recorded without its draw: the graph
+  // draws a fresh mask each time it runs (tests/ops/nn/dropout_training.msl).
+  CHECK(f.trace_error("drop", {kVec}) == "no error");
   CHECK(contains(f.trace_error("write", {kVec}), "RuntimeError: tracing 'write': assign() writes into its input"));
   CHECK(contains(f.trace_error("store", {kVec}),
                  "RuntimeError: tracing 'store': writing into a concrete tensor (x[...] = v) with traced values"));
