@@ -281,11 +281,16 @@ Node* FnLowerer::returned_value(Node* v, FuncGraph* g, const Span& s) {
     st_.dict_results[g] = *keys;  // the callers' calls are dicts with these keys
     return v;
   }
-  // To the host (or out of a branch, where the keys do not travel): a dict.
+  return host_dict(v, g, s);  // to the host (or out of a branch, where the keys do not travel)
+}
+
+Node* FnLowerer::host_dict(Node* v, FuncGraph* g, const Span& s) {
+  const std::vector<ConstValue>* keys = dict_keys(v);
+  if (!keys) return v;
   HostAdapter h;
   h.kind = HostAdapter::Kind::MakeDict;
   h.keys = *keys;
-  std::vector<Node*> call{adapter(h, s, "returning a dict")};
+  std::vector<Node*> call{adapter(h, s, "a dict passed out of the function")};
   for (size_t i = 0; i < keys->size(); ++i)
     call.push_back(g->apply(IrOp::tuple_getitem, {v, constant(static_cast<int64_t>(i), s)}, "", loc(s)));
   return g->apply(call, "", loc(s));

@@ -513,6 +513,10 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
 Node* FnLowerer::call_node(std::vector<Node*> call, FuncGraph* g, const std::string& name, const Loc& l,
                            const ast::Call* c) {
   FuncGraph* callee = call[0]->as_graph();
+  // A dict passed to a function is the host's dict: its keys do not travel
+  // with the tuple of its values (lower_dict.cpp).
+  for (size_t i = 1; i < call.size(); ++i)
+    if (dict_keys(call[i])) call[i] = host_dict(call[i], g, c ? c->span : Span{});
   bool effect = (c && c == discarded_call_) || (callee && st_.effectful.count(callee));
   Node* n;
   if (!effects_ && !effect) {
@@ -534,7 +538,7 @@ Node* FnLowerer::print_call(const ast::Call& c, FuncGraph* g, Env& env) {
   std::vector<Node*> args;
   for (auto& a : c.args) {
     if (a.kind != ast::Arg::Kind::Positional) unsupported(a.span, "keyword or '*' argument of print");
-    args.push_back(expr(*a.value, g, env));
+    args.push_back(host_dict(expr(*a.value, g, env), g, a.span));
   }
   Node* u = state_of(g);
   args.push_back(u ? u : constant(NoneValue{}, c.span));

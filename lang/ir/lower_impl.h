@@ -187,6 +187,9 @@ class FnLowerer {
   Node* membership(Node* x, const ast::Expr& seq, const Span& s, FuncGraph* g, Env& env);
   // A value returned to the host: a dict becomes the host's dict.
   Node* returned_value(Node* v, FuncGraph* g, const Span& s);
+  // Dict `v` as the host's dict (a MakeDict adapter call), for a call
+  // argument or print; anything else as it is.
+  Node* host_dict(Node* v, FuncGraph* g, const Span& s);
 
   // --- raise and assert (lower_raise.cpp)
   // The Raise adapter called with `args` (exception[, message]) on g's
