@@ -344,10 +344,12 @@ Value m_arg(Interp& I, Args& a, Object*) {
   const char* name = p == Prim::argmax ? "argmax" : "argmin";
   const TracerObj* tr = tracer_self(I, a);
   TensorObj* o = tr ? nullptr : self_tensor(I, a, name);
-  Value v[2];
+  // MindSpore 1.x's (axis, keep_dims), 2.x's keepdims, PyTorch's (dim, keepdim).
+  Value v[5];
   Args rest = method_args(a);
-  bind_args(I, name, rest, {"axis", "keep_dims"}, 0, v);
-  bool keep = given(v[1]) && I.truthy(v[1]);
+  bind_args(I, name, rest, {"axis", "keep_dims", "dim", "keepdim", "keepdims"}, 0, v);
+  if (given_not_none(v[2])) v[0] = v[2];
+  bool keep = (given(v[1]) && I.truthy(v[1])) || (given(v[3]) && I.truthy(v[3])) || (given(v[4]) && I.truthy(v[4]));
   if (given_not_none(v[0])) {
     Attrs attrs{{"axis", arg_index(I, v[0])}, {"keep_dims", keep}};
     if (tr) return trace_prim(I, a.pos[0], p, attrs);
