@@ -11,7 +11,6 @@
 #include "kernels/errors.h"
 #include "kernels/primitives.h"
 #include "kernels/dump.h"
-#include "kernels/op_site.h"
 #include "kernels/profile.h"
 #include "kernels/trace.h"
 
@@ -155,13 +154,6 @@ bool all_host_scalars(std::span<const Tensor> in) {
   return true;
 }
 
-// A kernel event's arguments: its inputs' shapes and its source line.
-std::string trace_args(std::span<const Tensor> in) {
-  std::string shapes;
-  for (const Tensor& t : in) shapes += (shapes.empty() ? "" : " ") + (t.defined() ? t.shape().str() : "-");
-  return "\"inputs\": " + json_quote(shapes) + ", \"site\": " + json_quote(op_site_text());
-}
-
 // A view of a host scalar on another device (broadcast_to of a Python
 // number): the scalar moves there first, so the view is on that device.
 [[gnu::noinline]] void run_view_on(Device* dev, Prim p, std::span<const Tensor> in, const Attrs& attrs,
@@ -224,7 +216,7 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     kernel(KernelArgs{p, in, attrs, out});
     int64_t end = trace_clock_ns();
     if (profiling()) profile_record(p, end - start);
-    if (tracing()) trace_event(prim_name(p), "kernel", start, end, trace_args(in));
+    if (tracing()) trace_kernel(p, in, start, end);
   }
   if (dumping()) dump_outputs(p, out);
 }

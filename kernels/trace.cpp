@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <string_view>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "kernels/op_site.h"
@@ -19,11 +19,20 @@ std::atomic<bool> enabled{false};
 
 namespace {
 
+// What an event needs, kept raw while recording (a kernel's name is its
+// primitive, its arguments its input shapes and site): formatting waits
+// for stop_trace, so a recorded kernel costs two clock reads and a copy.
+constexpr int kShapesKept = 4;
 struct Event {
-  std::string name;
-  const char* category;
-  int64_t start_ns, dur_ns;
-  uint32_t tid;
+  std::string name;  // empty for a primitive's kernel
+  Prim prim = Prim::add;
+  const char* category = "";
+  int64_t start_ns = 0, dur_ns = 0;
+  uint32_t tid = 0;
+  const std::string* site_file = nullptr;
+  uint32_t site_line = 0;
+  int n_inputs = 0;  // shapes kept (the first kShapesKept; -1: none, use args)
+  Dims inputs[kShapesKept];
   std::string args;
 };
 
@@ -37,41 +46,21 @@ uint32_t thread_number() {
   return tid;
 }
 
-}  // namespace
-
-int64_t trace_clock_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void start_trace() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_events.clear();
-  trace_detail::enabled.store(true, std::memory_order_relaxed);
-}
-
-void trace_event(std::string name, const char* category, int64_t start_ns, int64_t end_ns, std::string args_json) {
-  uint32_t tid = thread_number();
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_events.push_back({std::move(name), category, start_ns, end_ns - start_ns, tid, std::move(args_json)});
-}
-
-std::string json_quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      o += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      o += c;
-    }
+void with_site(Event& e) {
+  if (const OpSite* s = current_op_site()) {
+    e.site_file = s->file();
+    e.site_line = s->line();
   }
-  return o + "\"";
 }
 
-namespace {
+void append(Event&& e) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_events.push_back(std::move(e));
+}
+
+std::string site_text(const Event& e) {
+  return e.site_file ? fmt::format("{}:{}", *e.site_file, e.site_line) : "-";
+}
 
 std::string kernel_table(const std::vector<Event>& events) {
   struct Row {
@@ -82,8 +71,9 @@ std::string kernel_table(const std::vector<Event>& events) {
   int64_t total = 0;
   for (const Event& e : events) {
     if (std::string_view(e.category) != "kernel") continue;
-    Row& r = by_name[e.name];
-    r.name = e.name;
+    std::string name = e.name.empty() ? prim_name(e.prim) : e.name;
+    Row& r = by_name[name];
+    r.name = name;
     ++r.calls;
     r.ns += e.dur_ns;
     total += e.dur_ns;
@@ -101,6 +91,57 @@ std::string kernel_table(const std::vector<Event>& events) {
 
 }  // namespace
 
+int64_t trace_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void start_trace() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_events.clear();
+  trace_detail::enabled.store(true, std::memory_order_relaxed);
+}
+
+void trace_event(std::string name, const char* category, int64_t start_ns, int64_t end_ns, std::string args_json) {
+  Event e;
+  e.name = std::move(name);
+  e.category = category;
+  e.start_ns = start_ns;
+  e.dur_ns = end_ns - start_ns;
+  e.tid = thread_number();
+  e.n_inputs = -1;
+  e.args = std::move(args_json);
+  append(std::move(e));
+}
+
+void trace_kernel(Prim p, std::span<const Tensor> in, int64_t start_ns, int64_t end_ns) {
+  Event e;
+  e.prim = p;
+  e.category = "kernel";
+  e.start_ns = start_ns;
+  e.dur_ns = end_ns - start_ns;
+  e.tid = thread_number();
+  e.n_inputs = static_cast<int>(std::min<size_t>(in.size(), kShapesKept));
+  for (int i = 0; i < e.n_inputs; ++i) e.inputs[i] = in[static_cast<size_t>(i)].defined() ? in[static_cast<size_t>(i)].shape() : Dims{};
+  with_site(e);
+  append(std::move(e));
+}
+
+std::string json_quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      o += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      o += c;
+    }
+  }
+  return o + "\"";
+}
+
 std::string stop_trace(std::string* table) {
   trace_detail::enabled.store(false, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g_mu);
@@ -111,9 +152,16 @@ std::string stop_trace(std::string* table) {
   std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"msl\"}}";
   for (const Event& e : g_events) {
+    std::string args = e.args;
+    if (e.n_inputs >= 0) {
+      std::string shapes;
+      for (int i = 0; i < e.n_inputs; ++i) shapes += (i ? " " : "") + e.inputs[i].str();
+      args = "\"inputs\": " + json_quote(shapes) + ", \"site\": " + json_quote(site_text(e));
+    }
     out += fmt::format(",\n{{\"name\": {}, \"cat\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {:.3f}, "
                        "\"dur\": {:.3f}, \"args\": {{{}}}}}",
-                       json_quote(e.name), e.category, e.tid, (e.start_ns - origin) / 1e3, e.dur_ns / 1e3, e.args);
+                       json_quote(e.name.empty() ? prim_name(e.prim) : e.name), e.category, e.tid,
+                       (e.start_ns - origin) / 1e3, e.dur_ns / 1e3, args);
   }
   out += "\n]}\n";
   g_events.clear();
@@ -125,8 +173,16 @@ TraceSpan::TraceSpan(std::string name, const char* category) : name_(std::move(n
 }
 
 TraceSpan::~TraceSpan() {
-  if (start_ >= 0 && tracing())
-    trace_event(std::move(name_), category_, start_, trace_clock_ns(), "\"site\": " + json_quote(op_site_text()));
+  if (start_ < 0 || !tracing()) return;
+  Event e;
+  e.name = std::move(name_);
+  e.category = category_;
+  e.start_ns = start_;
+  e.dur_ns = trace_clock_ns() - start_;
+  e.tid = thread_number();
+  e.n_inputs = 0;  // a span: its site only
+  with_site(e);
+  append(std::move(e));
 }
 
 }  // namespace msl::kernels

@@ -5,13 +5,17 @@
 // shapes and source line), written as Chrome's Trace Event JSON, which
 // chrome://tracing and ui.perfetto.dev open.
 //
-// Recording costs two clock reads and a locked append per event, so it is
-// off unless asked for; the check when off is one relaxed atomic load.
+// Recording costs two clock reads and a locked append of raw fields per
+// event (names, shapes and lines are formatted when the timeline stops), so
+// it is off unless asked for; the check when off is one relaxed atomic load.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
+
+#include "kernels/primitives.h"
 
 namespace msl::kernels {
 
@@ -32,6 +36,10 @@ int64_t trace_clock_ns();
 // Records a complete event; `args_json` is a JSON object's members
 // (`"shapes": "(2, 3)", "site": "a.msl:4"`) or empty.
 void trace_event(std::string name, const char* category, int64_t start_ns, int64_t end_ns, std::string args_json = {});
+
+// Records primitive `p`'s kernel on inputs `in` (their shapes and the
+// current source line are its arguments).
+void trace_kernel(Prim p, std::span<const Tensor> in, int64_t start_ns, int64_t end_ns);
 
 // A span recorded when it ends (if tracing was on when it began), with the
 // source line current then (kernels/op_site.h).
