@@ -940,10 +940,10 @@ Value grad_call(Interp& I, const Value& grad_fn, std::span<Value> args) {
   std::vector<Value> pair = I.to_vector(v);
   Value out = pair[0], grads = pair[1];
   if (gf->spec.has_aux) {
-    // MindSpore: (grads, aux) with aux the outputs after the first.
+    // MindSpore: (grads, aux) with aux the tuple of the outputs after the
+    // first, a 1-tuple for one (`grads, (z,) = grad_fn(x)`).
     std::vector<Value> outs = I.to_vector(out);
-    std::vector<Value> aux(outs.begin() + 1, outs.end());
-    Value auxv = aux.size() == 1 ? aux[0] : new_tuple(aux);
+    Value auxv = new_tuple(std::vector<Value>(outs.begin() + 1, outs.end()));
     if (!gf->spec.return_value) return new_tuple({grads, auxv});
   }
   return new_tuple({out, grads});
