@@ -2,7 +2,9 @@
 // mersenne_twister.h.
 #include "interp/builtins/mersenne_twister.h"
 
+#include <chrono>
 #include <cstring>
+#include <random>
 
 namespace msl {
 
@@ -38,6 +40,14 @@ void MersenneTwister::seed_by_array(const std::vector<uint32_t>& key) {
   }
   mt_[0] = 0x80000000u;
   mti_ = N;
+}
+
+void MersenneTwister::seed_from_entropy() {
+  std::random_device rd;
+  std::vector<uint32_t> key;
+  for (int i = 0; i < 8; ++i) key.push_back(rd());
+  key.push_back(static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  seed_by_array(key);
 }
 
 void MersenneTwister::seed_u64(uint64_t n) {

@@ -24,6 +24,9 @@ class MersenneTwister {
   void seed_by_array(const std::vector<uint32_t>& key);
   // random.seed(n) for an integer n >= 0 (abs() is the caller's).
   void seed_u64(uint64_t n);
+  // seed(None): a key from the system's entropy source and the clock, as
+  // CPython and NumPy seed when no seed is given.
+  void seed_from_entropy();
   // NumPy's legacy RandomState.seed(n) for 0 <= n < 2**32: the generator's
   // own init_genrand(n), not init_by_array.
   void seed_u32(uint32_t n) { init_genrand(n); }

@@ -40,11 +40,7 @@ RandomState* self_random(Interp& I, Args& a, const char* method) {
 void seed_from(Interp& I, RandomState* r, const Value& a) {
   r->has_gauss_next = false;
   if (a.is_undef() || a.is_none()) {
-    std::random_device rd;
-    std::vector<uint32_t> key;
-    for (int i = 0; i < 8; ++i) key.push_back(rd());
-    key.push_back(static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    r->mt.seed_by_array(key);
+    r->mt.seed_from_entropy();
     return;
   }
   if (a.is_int() || a.is_bool()) {

@@ -23,9 +23,7 @@
 //         leaves, so shuffling any array is x[...] = x[indices].
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
-#include <random>
 
 #include "interp/builtins/builtins.h"
 #include "interp/builtins/mersenne_twister.h"
@@ -95,11 +93,7 @@ void seed_state(Interp& I, LegacyRandomState* r, const Value& s) {
   r->has_gauss = false;
   r->gauss = 0;
   if (s.is_undef() || s.is_none()) {
-    std::random_device rd;
-    std::vector<uint32_t> key;
-    for (int i = 0; i < 8; ++i) key.push_back(rd());
-    key.push_back(static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-    r->mt.seed_by_array(key);
+    r->mt.seed_from_entropy();
     return;
   }
   if (s.is_int() || s.is_bool()) {
@@ -147,26 +141,24 @@ Value rs_seed(Interp& I, Args& a, Object*) {
   return Value::none();
 }
 
-Value rs_random_sample(Interp& I, Args& a, Object*) {
-  LegacyRandomState* r = self_state(I, a, "random_sample");
+// n float64 values of `draw` (a method of the generator), as a flat tensor.
+Value draw_doubles(Interp& I, Args& a, const char* method, double (LegacyRandomState::*draw)()) {
+  LegacyRandomState* r = self_state(I, a, method);
   Value v[1];
   Args rest = method_args(a);
-  bind_positional(I, "random_sample", rest, 1, 1, v);
+  bind_positional(I, method, rest, 1, 1, v);
   Tensor t(DType::Float64, kernels::Dims{count_arg(I, v[0])});
   double* p = static_cast<double*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = r->next_double();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = (r->*draw)();
   return wrap(r, std::move(t));
 }
 
+Value rs_random_sample(Interp& I, Args& a, Object*) {
+  return draw_doubles(I, a, "random_sample", &LegacyRandomState::next_double);
+}
+
 Value rs_standard_normal(Interp& I, Args& a, Object*) {
-  LegacyRandomState* r = self_state(I, a, "standard_normal");
-  Value v[1];
-  Args rest = method_args(a);
-  bind_positional(I, "standard_normal", rest, 1, 1, v);
-  Tensor t(DType::Float64, kernels::Dims{count_arg(I, v[0])});
-  double* p = static_cast<double*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = r->next_gauss();
-  return wrap(r, std::move(t));
+  return draw_doubles(I, a, "standard_normal", &LegacyRandomState::next_gauss);
 }
 
 // NumPy's legacy randint for int64: values low + [0, rng] with
