@@ -9,9 +9,7 @@
 // where shuffle starts) is what makes results match Python's.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
-#include <random>
 #include <unordered_set>
 
 #include "interp/builtins/builtins.h"
