@@ -362,15 +362,25 @@ Tensor decode_image(const Tensor& bytes, const std::string& source) {
   }
 }
 
-void write_png(const std::string& path, const Tensor& image) {
-  int c = image_channels(image, "_write_png");
-  Tensor src = image.contiguous();
+namespace {
+
+// libpng's simplified-API description of a contiguous HWC (or HW) uint8 image.
+png_image png_description(const Tensor& src, int channels) {
   png_image img;
   std::memset(&img, 0, sizeof img);
   img.version = PNG_IMAGE_VERSION;
   img.width = static_cast<png_uint_32>(src.dim(1));
   img.height = static_cast<png_uint_32>(src.dim(0));
-  img.format = c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  img.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  return img;
+}
+
+}  // namespace
+
+void write_png(const std::string& path, const Tensor& image) {
+  int c = image_channels(image, "_write_png");
+  Tensor src = image.contiguous();
+  png_image img = png_description(src, c);
   if (!png_image_write_to_file(&img, path.c_str(), 0, src.raw(), 0, nullptr))
     throw DatasetError(fmt::format("_write_png: cannot write '{}': {}", path, img.message));
 }
@@ -378,12 +388,7 @@ void write_png(const std::string& path, const Tensor& image) {
 std::string encode_png(const Tensor& image) {
   int c = image_channels(image, "encode_png");
   Tensor src = image.contiguous();
-  png_image img;
-  std::memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  img.width = static_cast<png_uint_32>(src.dim(1));
-  img.height = static_cast<png_uint_32>(src.dim(0));
-  img.format = c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  png_image img = png_description(src, c);
   // The first call sizes the output, the second fills it.
   png_alloc_size_t size = 0;
   if (!png_image_write_to_memory(&img, nullptr, &size, 0, src.raw(), 0, nullptr))
