@@ -56,7 +56,7 @@ struct Script {
   explicit Script(const std::string& source) : I(options()) { run(source); }
   static Interp::Options options() {
     Interp::Options o;
-    o.stdlib_dir = (std::filesystem::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal().string();
+    o.stdlib_dir = std::string(MSL_STDLIB_DIR);
     o.write_stdout = [](std::string_view) {};
     return o;
   }

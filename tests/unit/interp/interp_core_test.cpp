@@ -327,7 +327,7 @@ TEST_CASE("the cycle collector frees cycles through msl.jit and gradient functio
   // nothing else refers to them.
   std::string out;
   Interp::Options opts = quiet_options(&out);
-  opts.stdlib_dir = (std::filesystem::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal().string();
+  opts.stdlib_dir = std::string(MSL_STDLIB_DIR);
   Interp I(opts);
   I.run_source(std::make_shared<SourceFile>("t.msl",
                                             "import gc\n"

@@ -77,7 +77,7 @@ TEST_CASE("profiler timeline of a LeNet training run") {
   Interp::Options opts;
   opts.write_stdout = [&out](std::string_view s) { out += s; };
   opts.write_stderr = [&out](std::string_view s) { out += s; };
-  opts.stdlib_dir = (fs::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal().string();
+  opts.stdlib_dir = std::string(MSL_STDLIB_DIR);
   Interp I(std::move(opts));
   std::string program = "OUT = '" + dir.path.string() + "'\n" + kProgram;
   try {

@@ -83,7 +83,7 @@ TEST_CASE("the AST encoding reads back every node kind and every standard-librar
   CHECK(ast::dump(*back) == ast::dump(*sampler));
 
   namespace fs = std::filesystem;
-  fs::path stdlib = (fs::path(__FILE__).parent_path() / "../../../stdlib").lexically_normal();
+  fs::path stdlib = std::filesystem::path(MSL_STDLIB_DIR);
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(stdlib)) {
     if (entry.path().extension() != ".msl") continue;
