@@ -15,9 +15,9 @@
 #include "kernels/tensor.h"
 #include "tests/unit/cuda/emulated_launch.h"
 #include "tests/unit/cuda/host_emulation.h"
+#include "tests/unit/cuda/test_tensors.h"
 #ifdef MSL_HAVE_CUDA
 #include "kernels/cuda/nvrtc_compiler.h"
-#include "tests/unit/cuda/test_tensors.h"
 #endif
 
 using namespace msl::kernels;
