@@ -34,10 +34,13 @@
 
 #include "interp/checkpoint/checkpoint.h"
 #include "kernels/dtype.h"
+#include "kernels/json_text.h"
 
 namespace msl {
 
 namespace {
+
+using kernels::json_quote;
 
 struct DumpEntry {
   std::string file;   // 000012_mul.npy
@@ -139,19 +142,6 @@ std::vector<std::optional<size_t>> match(const std::vector<DumpEntry>& A, const 
   return out;
 }
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      o += fmt::format("\\u{:04x}", c);
-      continue;
-    }
-    o += c;
-  }
-  return o + "\"";
-}
-
 std::string short_site(const std::string& site) {
   if (site == "-") return site;
   return std::filesystem::path(site).filename().string();
@@ -231,15 +221,15 @@ int dump_compare_main(const std::vector<std::string>& args, std::FILE* out, std:
         const Row& r = rows[k];
         const DumpEntry& e = A[r.a];
         s += fmt::format("{}\n  {{\"a\": {}, \"b\": {}, \"op\": {}, \"site\": {}, \"dtype\": {}, \"shape\": {}", k ? "," : "",
-                         json_string(e.file), r.b ? json_string(B[*r.b].file) : "null", json_string(e.op),
-                         json_string(e.site), json_string(e.dtype), json_string(e.shape));
+                         json_quote(e.file), r.b ? json_quote(B[*r.b].file) : "null", json_quote(e.op),
+                         json_quote(e.site), json_quote(e.dtype), json_quote(e.shape));
         if (r.b)
           s += fmt::format(", \"cosine\": {:.9g}, \"max_abs\": {:.9g}, \"max_rel\": {:.9g}, \"diverges\": {}",
                            r.m.cosine, r.m.max_abs, r.m.max_rel, r.diverges ? "true" : "false");
         s += "}";
       }
       s += fmt::format("\n], \"matched\": {}, \"only_in_a\": {}, \"only_in_b\": {}, \"first_divergence\": {}}}\n", matched,
-                       A.size() - matched, only_b, first ? json_string(A[rows[*first].a].file) : "null");
+                       A.size() - matched, only_b, first ? json_quote(A[rows[*first].a].file) : "null");
       std::fputs(s.c_str(), out);
     } else if (format == "csv") {
       std::fputs("a,b,op,site,dtype,shape,cosine,max_abs,max_rel,diverges\n", out);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/json_text.h"
 #include "kernels/op_site.h"
 
 namespace msl::kernels {
@@ -125,21 +126,6 @@ void trace_kernel(Prim p, std::span<const Tensor> in, int64_t start_ns, int64_t 
   for (int i = 0; i < e.n_inputs; ++i) e.inputs[i] = in[static_cast<size_t>(i)].defined() ? in[static_cast<size_t>(i)].shape() : Dims{};
   with_site(e);
   append(std::move(e));
-}
-
-std::string json_quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      o += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
 }
 
 std::string stop_trace(std::string* table) {

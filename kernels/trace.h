@@ -56,7 +56,4 @@ class TraceSpan {
   int64_t start_ = -1;
 };
 
-// A JSON string literal for `s` (quotes and escapes).
-std::string json_quote(const std::string& s);
-
 }  // namespace msl::kernels

@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/json_text.h"
 #include "kernels/tensor.h"
 
 namespace msl::checkpoint {
@@ -205,7 +206,7 @@ struct JsonError : std::runtime_error {
 // Parses exactly one JSON value (surrounded by optional whitespace).
 // Nesting deeper than 64 levels is rejected.
 Json parse_json(std::string_view text);
-// A JSON string literal for `s`.
-std::string json_quote(std::string_view s);
+// A JSON string literal for `s` (kernels/json_text.h).
+using kernels::json_quote;
 
 }  // namespace msl::checkpoint

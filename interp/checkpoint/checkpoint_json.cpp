@@ -249,26 +249,6 @@ class JsonParser {
 
 Json parse_json(std::string_view text) { return JsonParser(text).parse_document(); }
 
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20)
-          out += fmt::format("\\u{:04x}", c);
-        else
-          out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 bool valid_utf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
