@@ -16,9 +16,12 @@
 
 namespace msl::kernels {
 
+namespace dump_detail {
+std::atomic<bool> on{false};
+}
+
 namespace {
 
-std::atomic<bool> g_on{false};
 std::mutex g_mu;
 std::string g_dir;
 uint64_t g_seq = 0;
@@ -47,10 +50,9 @@ void start_dump(const std::string& dir) {
   g_seq = 0;
   g_index.open(fs::path(dir) / "index.txt", std::ios::trunc);
   if (!g_index) throw std::runtime_error(fmt::format("--dump: cannot write in '{}': {}", dir, std::strerror(errno)));
-  g_on = true;
+  dump_detail::on = true;
 }
 
-bool dumping() { return g_on.load(std::memory_order_relaxed); }
 
 void dump_outputs(Prim p, std::span<const Tensor> outs) {
   std::string where = op_site_text();

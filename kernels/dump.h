@@ -12,6 +12,7 @@
 // which NumPy lacks, is written as float32.
 #pragma once
 
+#include <atomic>
 #include <span>
 #include <string>
 
@@ -23,7 +24,10 @@ namespace msl::kernels {
 // files and the index). Throws std::runtime_error naming the folder when
 // it cannot be created or written.
 void start_dump(const std::string& dir);
-bool dumping();
+namespace dump_detail {
+extern std::atomic<bool> on;
+}
+inline bool dumping() { return dump_detail::on.load(std::memory_order_relaxed); }
 // Called by the registry after each kernel.
 void dump_outputs(Prim p, std::span<const Tensor> outs);
 

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/dump.h"
-#include "kernels/trace.h"
-
 namespace msl::kernels {
 
 namespace {
@@ -21,7 +18,5 @@ std::string op_site_text() {
   const OpSite* s = tl_site;
   return s && s->file() ? fmt::format("{}:{}", *s->file(), s->line()) : "-";
 }
-
-bool op_sites_wanted() { return dumping() || tracing(); }
 
 }  // namespace msl::kernels

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/dump.h"
+#include "kernels/trace.h"
+
 namespace msl::kernels {
 
 class OpSite {
@@ -33,7 +36,8 @@ class OpSite {
 const OpSite* current_op_site();
 // "FILE:LINE" of the innermost site, or "-".
 std::string op_site_text();
-// Whether a tool records sites now (dumping or tracing).
-bool op_sites_wanted();
+// Whether a tool records sites now (dumping or tracing): checked per
+// statement by the interpreter, so two relaxed loads, inline.
+inline bool op_sites_wanted() { return dumping() || tracing(); }
 
 }  // namespace msl::kernels
