@@ -8,9 +8,12 @@
 # byte, must stay under LIMIT (measured 37-45; docs/performance.md, "Parser
 # memory and time"); the first parser took about 900 bytes per byte of
 # `x = 1` lines, 330 per byte of definitions, 1200 per byte of the list and
-# 340 per byte of the block. A file 10 times larger may take at most 12 times
+# 340 per byte of the block. A file 10 times larger may take at most 20 times
 # the CPU time (after an empty run's; CPU time, as wall time varies with the
-# machine's load).
+# machine's load). Linear work measures 10-12 times when the machine is quiet;
+# CPU time still swells by a fifth when other tests share the caches (a CI run
+# measured 12.2), while a parser quadratic in anything would take ~100 times
+# and one of n^1.5 ~32 times.
 set -u
 msl="$1"
 tmp="$(mktemp -d)"
@@ -110,7 +113,7 @@ for shape in assign defs list block; do
   fi
   small=$(( small_ms - base_ms )); big=$(( big_ms - base_ms ))
   (( small < 200 )) && small=200  # below that, start-up noise dominates
-  if (( big > 12 * small )); then
+  if (( big > 20 * small )); then
     echo "FAIL $shape: 10 times the source took $(( big / small )) times as long (${small} ms → ${big} ms)"
     fails=$((fails+1))
   fi
