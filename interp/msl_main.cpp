@@ -306,6 +306,7 @@ int run_job(const CommandLine& cl) {
     return errors.empty() ? 0 : 1;
   }
 
+  opts.process_exits_after = true;
   opts.argv.push_back(cl.run ? cl.file : "-c");
   for (auto& a : cl.script_args) opts.argv.push_back(a);
   msl::Interp interp(opts);
@@ -363,7 +364,7 @@ int run_job(const CommandLine& cl) {
   // traceback shows where it was), also in a blocking call (sigint.h).
   msl::SigintScope sigint(interp);
   try {
-    interp.run_source(source);
+    interp.run_program(source);
   } catch (msl::MslError& e) {
     std::fflush(stdout);
     std::string text = interp.format_exception(e.exc);

@@ -78,6 +78,7 @@ Interp::Interp(Options opts)
 }
 
 Interp::~Interp() {
+  if (opts_.process_exits_after) keep_code_until_exit();
   finalizers_enabled_ = false;
   finalize_queue_.clear();
   graph_state_.reset();  // compiled graphs hold values (constants, weights)
@@ -500,25 +501,41 @@ static std::unique_ptr<ast::Module> parse_or_raise(Interp& I, const SourcePtr& s
   throw MslError{exc};
 }
 
+// A script run as the main program knows its path (__file__), as in Python.
+static void set_main_file(Interp& I, Module* module, const SourceFile& source, Str* file_name) {
+  if (module == I.main_module().get() && module->file.empty() && !source.name().empty() && source.name()[0] != '<') {
+    module->file = source.name();
+    module->set(file_name, I.str(module->file));
+  }
+}
+
 Value Interp::run_source(SourcePtr source, Ref<Module> module) {
   if (!module) module = main_module();
-  // A script run as the main program knows its path (__file__), as in Python.
-  if (module.get() == main_.get() && module->file.empty() && !source->name().empty() && source->name()[0] != '<') {
-    module->file = source->name();
-    module->set(names_->__file__, str(module->file));
-  }
+  set_main_file(*this, module.get(), *source, names_->__file__);
   return run_parsed(parse_or_raise(*this, source, false), std::move(module));
 }
 
-Value Interp::run_imported(SourcePtr source, Ref<Module> module) {
+// `source`'s tree from the module AST cache, else parsed and stored there.
+static std::unique_ptr<ast::Module> cached_tree(Interp& I, const SourcePtr& source) {
   // The sandbox keeps the host's disk out of the interpreter's business too.
-  ModuleAstCache cache = opts_.sandbox ? ModuleAstCache() : ModuleAstCache::from_environment();
+  ModuleAstCache cache = I.options().sandbox ? ModuleAstCache() : ModuleAstCache::from_environment();
   std::unique_ptr<ast::Module> tree = cache.load(source);
   if (!tree) {
-    tree = parse_or_raise(*this, source, false);
+    tree = parse_or_raise(I, source, false);
     cache.store(*tree);
   }
-  return run_parsed(std::move(tree), std::move(module));
+  return tree;
+}
+
+Value Interp::run_imported(SourcePtr source, Ref<Module> module) {
+  return run_parsed(cached_tree(*this, source), std::move(module));
+}
+
+Value Interp::run_program(SourcePtr source) {
+  if (source->text().size() >= kCachedProgramBytes) return run_source(std::move(source));
+  Ref<Module> module = main_module();
+  set_main_file(*this, module.get(), *source, names_->__file__);
+  return run_parsed(cached_tree(*this, source), std::move(module));
 }
 
 Value Interp::run_parsed(std::shared_ptr<ast::Module> owner, Ref<Module> module) {

@@ -75,6 +75,9 @@ class Interp {
     // No access to the host machine (interp/core/sandbox.h): files, os, the
     // environment, input().
     bool sandbox = false;
+    // The interpreter is the process's last (the msl command): its teardown
+    // leaves compiled code to the process's exit (keep_code_until_exit).
+    bool process_exits_after = false;
     std::vector<std::string> argv;         // sys.argv
     std::vector<std::string> module_path;  // MSL_PATH entries
     std::string stdlib_dir;                // standard library root
@@ -121,6 +124,13 @@ class Interp {
   // module AST cache when the same text was parsed before
   // (interp/core/module_ast_cache.h).
   Value run_imported(SourcePtr source, Ref<Module> module);
+  // run_source for the program the msl command runs (a script or -c): a
+  // program under kCachedProgramBytes takes its tree from the same cache,
+  // so a warm start never loads the parser (ANTLR's tables take ~6 ms to
+  // build). Larger ones are parsed: their trees would only swell the cache
+  // and the memory a run peaks at.
+  Value run_program(SourcePtr source);
+  static constexpr size_t kCachedProgramBytes = size_t{64} << 10;
   // REPL: like run_source, but every module-level expression statement
   // (also inside if/for/while/try) shows its value through display().
   Value run_interactive(SourcePtr source, Ref<Module> module);

@@ -2,6 +2,8 @@
 // dict and set, module namespaces.
 #include "interp/core/object.h"
 
+#include <atomic>
+
 #include "interp/core/interp.h"
 
 namespace msl {
@@ -221,6 +223,19 @@ const Class::Traits& Class::traits(uint64_t epoch, Str* setattr_name, Str* del_n
 }
 
 // ------------------------------------------------- cycle collector hooks
+
+namespace {
+std::atomic<bool> code_kept_until_exit{false};
+}
+
+void keep_code_until_exit() { code_kept_until_exit.store(true, std::memory_order_relaxed); }
+
+Function::~Function() {
+  if (!code || !code_kept_until_exit.load(std::memory_order_relaxed)) return;
+  // The last interpreter's teardown runs on one thread.
+  static auto* kept = new std::vector<std::shared_ptr<FuncCode>>();
+  kept->push_back(std::move(code));
+}
 
 void Function::traverse(GcVisitor& v) {
   if (module) v.visit(module.get());

@@ -195,9 +195,17 @@ struct Function : Object {
   Ref<Str> qualname;
   AttrMap attrs;                       // f.__doc__, user-set attributes
 
+  ~Function() override;
   void traverse(GcVisitor& v) override;
   void gc_clear() override;
 };
+
+// From now on a destroyed Function leaves its compiled code (executable
+// nodes and the syntax tree they point into: pure memory) allocated, for the
+// process's exit to return: freeing it node by node was ~10 ms of the msl
+// command's teardown after `import msl.nn`. Called by ~Interp when
+// Options::process_exits_after is set; never undone.
+void keep_code_until_exit();
 
 struct Args {
   std::span<Value> pos;
