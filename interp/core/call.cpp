@@ -23,6 +23,8 @@ Interp::CallDepthGuard::CallDepthGuard(Interp& I) : I_(I) {
 
 Value run_function_body(Interp& I, Function* fn, Value* slots) {
   FuncCode* code = fn->code.get();
+  if (code->deferred) [[unlikely]]
+    compile_deferred_body(I, *code, fn->module.get());
   I.poll();
   I.count_step();
   for (uint32_t s : code->cell_slots) slots[s] = make<Cell>(std::move(slots[s])).value();

@@ -44,6 +44,16 @@ struct Scope {
   void bind(const std::string& n) {
     if (bound_set.insert(n).second) bound.push_back(n);
   }
+  // Frees what only the collector and the analyser read, before generating:
+  // the scopes of deferred bodies (DeferredBody) live until their first call.
+  void drop_analysis() {
+    parent_overlay.clear();
+    std::vector<std::string>().swap(bound);
+    bound_set.clear();
+    hidden.clear();
+    used.clear();
+    decl_span.clear();
+  }
   bool is_local(const std::string& n) const {
     // Names that live in this scope's frame slots.
     return slots.count(n) > 0;
@@ -502,11 +512,54 @@ class Analyzer {
 
 // ----------------------------------------------------------------- generate
 
+// What the generator works from: the module's scopes, its source and, when
+// kept, its syntax tree. Function bodies compiled on their first call
+// (DeferredBody) share it, so it lives while any of them waits.
+struct CompileUnit {
+  Collector c;
+  SourcePtr src;
+  std::shared_ptr<const ast::Module> owner;  // null: the tree is not kept, nothing is deferred
+};
+
+}  // namespace
+
+// A function body left to its first call: most functions of an imported
+// library are never called in a run (`import msl.nn` defines ~2,000), and
+// generating their nodes was a third of the import's time. Only where the
+// syntax tree outlives the compile (CompileUnit::owner); the analysis of
+// names ran for the whole module already, so the nodes made later are those
+// made now. Its scope is freed once the body is generated.
+struct DeferredBody {
+  std::shared_ptr<CompileUnit> unit;
+  Scope* scope = nullptr;
+  const void* key = nullptr;       // the def or lambda, the scope's key
+  std::vector<std::string> qual;   // the qualname's parts around the body
+  const Body* body = nullptr;      // a def's
+  const Expr* lambda_body = nullptr;
+};
+
+namespace {
+
 class Generator {
  public:
-  Generator(Interp& I, Collector& c, msl::Module* mod, SourcePtr src, std::shared_ptr<const ast::Module> owner,
-            ast::Module* release = nullptr)
-      : I_(I), c_(c), mod_(mod), src_(std::move(src)), owner_(std::move(owner)), release_(release) {}
+  Generator(Interp& I, std::shared_ptr<CompileUnit> unit, msl::Module* mod, ast::Module* release = nullptr)
+      : I_(I), unit_(std::move(unit)), c_(unit_->c), mod_(mod), src_(unit_->src), owner_(unit_->owner),
+        release_(release) {}
+
+  // Generates a deferred body into `code`, which keeps `d` until then.
+  void deferred(FuncCode& code, const DeferredBody& d) {
+    cur_ = d.scope;
+    qual_ = d.qual;
+    StmtNodePtr body;
+    ExprNodePtr lambda;
+    if (d.body)
+      body = block(*d.body);
+    else
+      lambda = expr(*d.lambda_body);
+    done_with(d.key, *d.scope);
+    code.body = std::move(body);
+    code.expr = std::move(lambda);
+  }
 
   std::shared_ptr<FuncCode> module(const ast::Module& m, CompileMode mode) {
     mode_ = mode;
@@ -534,6 +587,7 @@ class Generator {
 
  private:
   Interp& I_;
+  std::shared_ptr<CompileUnit> unit_;
   Collector& c_;
   msl::Module* mod_;
   SourcePtr src_;
@@ -649,8 +703,10 @@ class Generator {
     return Ref<Str>(new Str(e.as<ast::Constant>()->str_value()));
   }
 
-  ExprNodePtr function(Scope& child, const std::string& name, const Parameters& p, const Body* body,
-                       const Expr* lambda_body, const Span& span) {
+  // The function object of a def (key: its FunctionDef) or lambda (its
+  // Lambda); its body is generated now, or deferred where the tree is kept.
+  ExprNodePtr function(const void* key, Scope& child, const std::string& name, const Parameters& p,
+                       const Body* body, const Expr* lambda_body, const Span& span) {
     auto code = new_code(child, name, qualname(name));
     if (owner_) {
       ++keeps_ast_;
@@ -671,19 +727,28 @@ class Generator {
     for (auto& x : p.kwonly) kwdefaults.push_back(x.default_value ? expr(*x.default_value) : nullptr);
     auto closure = closure_for(child);
 
-    {
+    if (body) code->doc = docstring(*body);
+    qual_.push_back(name);
+    qual_.push_back("<locals>");
+    if (owner_) {
+      auto d = std::make_shared<DeferredBody>();
+      d->unit = unit_;
+      d->scope = &child;
+      d->key = key;
+      d->qual = qual_;
+      d->body = body;
+      d->lambda_body = lambda_body;
+      code->deferred = std::move(d);
+    } else {
       EnterScope scope(cur_, overlays_, &child);
-      qual_.push_back(name);
-      qual_.push_back("<locals>");
-      if (body) {
+      if (body)
         code->body = block(*body);
-        code->doc = docstring(*body);
-      } else {
+      else
         code->expr = expr(*lambda_body);
-      }
-      qual_.pop_back();
-      qual_.pop_back();
+      done_with(key, child);
     }
+    qual_.pop_back();
+    qual_.pop_back();
     return with_span(
         nodes::make_function(std::move(code), std::move(defaults), std::move(kwdefaults), std::move(closure)), span);
   }
@@ -786,8 +851,7 @@ class Generator {
         auto* d = s.as<ast::FunctionDef>();
         Scope& child = *c_.scope_of.at(d);
         pending_def_ = d;
-        ExprNodePtr fn = function(child, d->name, d->params, &d->body, nullptr, d->span);
-        done_with(d, child);
+        ExprNodePtr fn = function(d, child, d->name, d->params, &d->body, nullptr, d->span);
         fn = decorate(d->decorators, std::move(fn));
         std::vector<ExprNodePtr> targets;
         targets.push_back(name_ref(d->name, d->name_span));
@@ -1033,8 +1097,7 @@ class Generator {
         auto* l = e.as<ast::Lambda>();
         lambda_expr_ = l;
         Scope& child = *c_.scope_of.at(l);
-        ExprNodePtr fn = function(child, "<lambda>", l->params, nullptr, l->body.get(), l->span);
-        done_with(l, child);
+        ExprNodePtr fn = function(l, child, "<lambda>", l->params, nullptr, l->body.get(), l->span);
         return fn;
       }
       case ExprKind::Starred: return nodes::starred(expr(*e.as<ast::Starred>()->value));
@@ -1047,27 +1110,44 @@ class Generator {
 
 namespace {
 
+[[noreturn]] void raise_compile_error(Interp& I, const SourcePtr& source, const CompileError& e) {
+  Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
+  ExceptionObj* x = exc.as<ExceptionObj>();
+  Diagnostic d;
+  d.source = source;
+  d.span = e.span;
+  d.message = e.message + ".";
+  x->diagnostics.push_back(std::move(d));
+  x->need_location = false;
+  throw MslError{exc};
+}
+
 std::shared_ptr<FuncCode> compile(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
                                   std::shared_ptr<const ast::Module> owner, ast::Module* release) {
   try {
-    Collector c;
-    c.run(m);
-    Analyzer(c).run();
-    return Generator(I, c, mod, m.source, std::move(owner), release).module(m, mode);
+    auto unit = std::make_shared<CompileUnit>();
+    unit->src = m.source;
+    unit->owner = std::move(owner);
+    unit->c.run(m);
+    Analyzer(unit->c).run();
+    for (auto& scope : unit->c.scopes) scope->drop_analysis();
+    return Generator(I, std::move(unit), mod, release).module(m, mode);
   } catch (CompileError& e) {
-    Value exc = I.new_exception(I.exception_class("SyntaxError").get(), e.message);
-    ExceptionObj* x = exc.as<ExceptionObj>();
-    Diagnostic d;
-    d.source = m.source;
-    d.span = e.span;
-    d.message = e.message + ".";
-    x->diagnostics.push_back(std::move(d));
-    x->need_location = false;
-    throw MslError{exc};
+    raise_compile_error(I, m.source, e);
   }
 }
 
 }  // namespace
+
+void compile_deferred_body(Interp& I, FuncCode& code, msl::Module* mod) {
+  std::shared_ptr<DeferredBody> d = code.deferred;
+  try {
+    Generator(I, d->unit, mod).deferred(code, *d);
+  } catch (CompileError& e) {
+    raise_compile_error(I, d->unit->src, e);
+  }
+  code.deferred.reset();
+}
 
 std::shared_ptr<FuncCode> compile_module(Interp& I, const ast::Module& m, msl::Module* mod, CompileMode mode,
                                          std::shared_ptr<const ast::Module> owner) {

@@ -21,6 +21,7 @@ namespace msl {
 
 struct StmtNode;
 struct ExprNode;
+struct DeferredBody;
 using ExprNodePtr = std::unique_ptr<ExprNode>;
 using StmtNodePtr = std::unique_ptr<StmtNode>;
 
@@ -42,6 +43,9 @@ struct FuncCode {
   bool is_module = false;
   StmtNodePtr body;    // functions, classes, modules
   ExprNodePtr expr;    // lambdas: the body expression
+  // Set while a function's body waits for its first call (compile.cpp:
+  // DeferredBody); body and expr are null until then.
+  std::shared_ptr<DeferredBody> deferred;
   // The definition this code came from, for graph-mode lowering (the AST is
   // kept alive by `ast`): one of def/lambda for functions, null otherwise.
   std::shared_ptr<const ast::Module> ast;
@@ -119,6 +123,9 @@ inline bool truth(Interp& I, const Value& v, const Span& span) {
   }
 }
 
+// Generates the body `code` deferred, for a call in `mod`; a SyntaxError
+// found there is raised (and the next call tries again).
+void compile_deferred_body(Interp& I, FuncCode& code, Module* mod);
 // Runs a compiled body as a call of `fn` with already bound slots.
 Value run_function_body(Interp& I, Function* fn, Value* slots);
 // Binds arguments for a call of `fn` into fresh slots and runs it.
