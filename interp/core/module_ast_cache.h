@@ -1,6 +1,8 @@
 // An on-disk cache of imported modules' parsed trees, so that `import msl.nn`
 // (66 standard-library files) reads 66 small entries instead of lexing and
 // parsing ~380 KB of source with ANTLR on every run (~250 ms of ~330 ms).
+// The msl command's own program, when small, is cached too
+// (Interp::run_program).
 //
 // An entry is keyed on a hash of the module's text (not its path or mtime:
 // the text is read anyway, for tracebacks, and identical text parses to the
