@@ -362,7 +362,7 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
       }
     return classify(v);
   };
-  ctx->evaluate = [this, keep, self_v, self_name](const ast::Expr& e) -> ResolvedName {
+  ctx->evaluate = [this, keep, self_v, self_name](const ast::Expr& e, const ir::StaticAliases& aliases) -> ResolvedName {
     Interp& I = gc.I;
     const SourcePtr& src = keep->code->source;
     // The expression's text, which may span lines (parenthesized).
@@ -381,6 +381,8 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
     for (size_t i = 0; i < keep->code->freevar_names.size() && i < keep->closure.size(); ++i)
       scope->set(I.intern(keep->code->freevar_names[i]), keep->closure[i]->value);
     if (!self_name.empty()) scope->set(I.intern(self_name), self_v);
+    for (auto& [name, dotted] : aliases)
+      scope->set(I.intern(name), I.eval_expression(std::make_shared<SourceFile>(src->name(), dotted), scope));
     Value v = I.eval_expression(std::make_shared<SourceFile>(src->name(), text), scope);
     return classify(v);
   };

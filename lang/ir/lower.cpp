@@ -283,6 +283,8 @@ bool FnLowerer::stmts(const Stmts& ss, FuncGraph* g, Env& env) {
           name = a->targets[0]->as<ast::Name>()->id;
         Node* v = expr(*a->value, g, env, name);
         for (auto& t : a->targets) assign(*t, v, g, env);
+        std::string dotted;
+        if (!name.empty() && global_attribute(*a->value, env, dotted)) env.aliases[name] = {v, dotted};
         break;
       }
       case ast::StmtKind::AnnAssign: {

@@ -88,10 +88,15 @@ struct ResolvedName;
 // Called with a plain (`relu`) or dotted (`ops.relu`, `P.ReLU`, `self.fc1`)
 // name that is not a local variable.
 using Resolver = std::function<ResolvedName(const std::string&)>;
+// Local names that stand for a global or attribute name, bound by a plain
+// assignment (`weights = self.weights`): (local name, dotted name).
+using StaticAliases = std::vector<std::pair<std::string, std::string>>;
 // Evaluates a call expression at compile time (a call of a Kind::Static
 // callee whose arguments are constants or global names, e.g.
-// `ops.GradOperation()(f)`) and says what the value means.
-using Evaluator = std::function<ResolvedName(const ast::Expr&)>;
+// `ops.GradOperation()(f)`) and says what the value means. The aliases
+// are the local names the expression may use, bound to their dotted names'
+// values.
+using Evaluator = std::function<ResolvedName(const ast::Expr&, const StaticAliases&)>;
 
 // A host callable that stands for an expression the IR has no operator
 // for: reading an attribute of a value (`x.shape`), calling a method of a

@@ -45,8 +45,15 @@ std::string last_part(const std::string& dotted) {
 
 bool FnLowerer::dotted_name(const ast::Expr& e, const Env& env, std::string& out) const {
   if (e.kind == ast::ExprKind::Name) {
-    if (env.lookup(e.as<ast::Name>()->id)) return false;  // a local value, not a global name
-    out = e.as<ast::Name>()->id;
+    const std::string& id = e.as<ast::Name>()->id;
+    if (env.lookup(id)) {
+      // A local value, not a global name, unless it holds one (Env::alias).
+      const std::string* dotted = env.alias(id);
+      if (!dotted) return false;
+      out = *dotted;
+      return true;
+    }
+    out = id;
     return true;
   }
   if (e.kind == ast::ExprKind::Attribute) {
@@ -416,7 +423,7 @@ Node* FnLowerer::call(const ast::Call& c, FuncGraph* g, Env& env, const std::str
   if (is_static_call(c, env)) {
     // `ops.GradOperation()(f)`, `msl.grad(f)`: made by the host at compile
     // time; what it makes (a function, a constant) is used here.
-    return resolved_node(ctx_->evaluate(c), "the value of this call", c.span);
+    return resolved_node(ctx_->evaluate(c, env.all_aliases()), "the value of this call", c.span);
   }
   if (global_attribute(*c.func, env, dotted)) {
     if (dotted == "print" && (!resolve_ || resolve_(dotted).kind != ResolvedName::Kind::Function))

@@ -24,12 +24,38 @@ struct LowerError {
 struct Env {
   Env* parent = nullptr;
   std::map<std::string, Node*> vars;
+  // Variables assigned a global or attribute name (`weights = self.weights`):
+  // the node they were bound to then and the dotted name, so that graph mode
+  // treats the variable as that name (a compile-time function's argument,
+  // as MindSpore's TrainOneStepCell passes `weights` to GradOperation) for
+  // as long as it still holds that node.
+  std::map<std::string, std::pair<Node*, std::string>> aliases;
   Node* lookup(const std::string& name) const {
     for (const Env* e = this; e; e = e->parent) {
       auto it = e->vars.find(name);
       if (it != e->vars.end()) return it->second;
     }
     return nullptr;
+  }
+  // The dotted name `name` stands for; null when it is not an alias (any
+  // more: reassigned since).
+  const std::string* alias(const std::string& name) const {
+    Node* now = lookup(name);
+    for (const Env* e = this; e; e = e->parent) {
+      auto it = e->aliases.find(name);
+      if (it != e->aliases.end()) return it->second.first == now ? &it->second.second : nullptr;
+    }
+    return nullptr;
+  }
+  // Every alias still in force, for the compile-time evaluator.
+  StaticAliases all_aliases() const {
+    StaticAliases out;
+    std::set<std::string> seen;
+    for (const Env* e = this; e; e = e->parent)
+      for (auto& [name, a] : e->aliases)
+        if (seen.insert(name).second)
+          if (const std::string* d = alias(name)) out.emplace_back(name, *d);
+    return out;
   }
 };
 
