@@ -1,6 +1,8 @@
 // Conversions between MSL values and graph-executor values (graph_values.h).
 #include "interp/graph/graph_values.h"
 
+#include "interp/graph/graph_host_adapter.h"
+
 #include "interp/graph/graph_compiler_impl.h"
 
 #include "interp/core/native_args.h"
@@ -46,6 +48,11 @@ Value graph_function_call(Interp& I, Args& a, Object*) {
 }
 
 }  // namespace
+
+bool HostValue::gradient_free() const {
+  const std::string* attr = adapter_attribute(value_);
+  return attr && (*attr == "dtype" || *attr == "shape" || *attr == "ndim");
+}
 
 std::optional<bool> HostValue::equals(const ir::HostObject& other) const {
   auto o = dynamic_cast<const HostValue*>(&other);

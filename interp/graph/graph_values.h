@@ -27,6 +27,8 @@ class HostValue : public ir::HostObject {
   const Value& value() const { return value_; }
   // Dtypes by dtype, classes by identity.
   std::optional<bool> equals(const ir::HostObject& other) const override;
+  // Reading `.dtype`, `.shape` or `.ndim` (a graph's attribute adapter).
+  bool gradient_free() const override;
 
  private:
   Value value_;

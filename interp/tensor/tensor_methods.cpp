@@ -280,17 +280,37 @@ Value m_transpose(Interp& I, Args& a, Object*) {
   return call_prim(I, o, Prim::transpose, o->t, attrs);
 }
 
+// MindSpore 2.x's Tensor.sum(axis=None, dtype=None, keepdims=False) and
+// Tensor.max/min(axis=None, keepdims=False); `keep_dims=` (ops.ReduceSum's
+// spelling, which earlier MSL versions took) is accepted as a keyword too.
 template <Prim p>
 Value m_reduce(Interp& I, Args& a, Object*) {
-  const char* name = p == Prim::reduce_sum ? "sum" : p == Prim::reduce_max ? "max" : "min";
+  constexpr bool is_sum = p == Prim::reduce_sum;
+  const char* name = is_sum ? "sum" : p == Prim::reduce_max ? "max" : "min";
   const TracerObj* tr = tracer_self(I, a);
   TensorObj* o = tr ? nullptr : self_tensor(I, a, name);
-  Value v[2];
+  Value v[4];  // axis, dtype (sum only), keepdims, keep_dims
   Args rest = method_args(a);
-  bind_args(I, name, rest, {"axis", "keep_dims"}, 0, v);
+  if constexpr (is_sum) {
+    bind_args(I, name, rest, {"axis", "dtype", "keepdims", "keep_dims"}, 0, v);
+  } else {
+    Value w[3];
+    bind_args(I, name, rest, {"axis", "keepdims", "keep_dims"}, 0, w);
+    v[0] = w[0];
+    v[2] = w[1];
+    v[3] = w[2];
+  }
+  if (given(v[2]) && given(v[3])) raise_type_error(I, std::string(name) + "() got both keepdims and keep_dims");
+  const Value& keep = given(v[2]) ? v[2] : v[3];
   int ndim = tr ? tr->spec.shape.size() : o->t.ndim();
-  Attrs attrs{{"axes", axes_arg(I, v[0], ndim, name)}, {"keep_dims", given(v[1]) && I.truthy(v[1])}};
-  if (tr) return trace_prim(I, a.pos[0], p, attrs);
+  Attrs attrs{{"axes", axes_arg(I, v[0], ndim, name)}, {"keep_dims", given(keep) && I.truthy(keep)}};
+  Value x = a.pos[0];
+  if (given(v[1]) && !v[1].is_none()) {
+    Attrs cast{{"dtype", dtype_arg(I, v[1], name)}};
+    x = tr ? trace_prim(I, x, Prim::cast, cast) : call_prim(I, o, Prim::cast, o->t, cast);
+    if (!tr) o = static_cast<TensorObj*>(x.obj());
+  }
+  if (tr) return trace_prim(I, x, p, attrs);
   return call_prim(I, o, p, o->t, attrs);
 }
 

@@ -113,6 +113,13 @@ const std::vector<Node*>& GradTransformer::Impl::fvs(const FuncGraph* g) {
 
 // ---- J-values ----
 
+// A call of a host function whose result no gradient flows through
+// (HostObject::gradient_free).
+static bool gradient_free(const Node* n) {
+  const ir::HostObject* h = n->callee()->is_constant() ? n->callee()->as_host() : nullptr;
+  return h && h->gradient_free();
+}
+
 Node* GradTransformer::Impl::jvalue(FuncGraph* where, Node* x, const Loc& loc, int nargs) {
   if (!x->is_constant()) {
     auto it = jval.find(x);
@@ -179,6 +186,12 @@ void GradTransformer::Impl::build_forward(GraphCtx& c) {
     Node* callee = n->callee();
     if (const IrOp* op = callee->as_ir_op()) {
       jval[n] = forward_ir_op(c, n, *op);
+      continue;
+    }
+    if (gradient_free(n)) {
+      std::vector<Node*> ins{jg->constant(callee->value(), loc)};
+      for (size_t i = 0; i < n->num_args(); ++i) ins.push_back(jvalue(jg, n->arg(i), loc));
+      jval[n] = jg->apply(std::move(ins), n->name(), loc);
       continue;
     }
     std::vector<Node*> ins{jvalue(jg, callee, loc, static_cast<int>(n->num_args()))};
@@ -264,6 +277,7 @@ void GradTransformer::Impl::build_backward(GraphCtx& c) {
       backward_ir_op(c, n, *op, s);
       continue;
     }
+    if (gradient_free(n)) continue;
     Node* r = bg->apply({c.bprop_of.at(n), s}, "", loc);
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       Node* in = n->inputs()[i];
