@@ -165,8 +165,7 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
       if (!all_constant) return abs_scalar(k);
       return fold_python(p.prim, args, k);
     }
-    // The executor's rule: Python scalars take the first tensor input's
-    // dtype (bool, int64 or float32 when there is none).
+    // The executor's rule (kernels::python_number_dtype).
     std::vector<TensorSpec> specs;
     for (const AbsValue& a : args) {
       if (auto t = a.get_if<AbsTensor>()) {
@@ -174,11 +173,10 @@ AbsValue Specializer::infer_prim(const ir::Node* site, const ir::PrimRef& p, con
         continue;
       }
       ScalarKind k = a.get_if<AbsScalar>()->kind;
-      DType d = first                   ? first->dtype
-                : k == ScalarKind::Bool ? DType::Bool
-                : k == ScalarKind::Int  ? DType::Int64
-                                        : DType::Float32;
-      specs.push_back({d, {}});
+      kernels::PyNumber n = k == ScalarKind::Bool  ? kernels::PyNumber::Bool
+                            : k == ScalarKind::Int ? kernels::PyNumber::Int
+                                                   : kernels::PyNumber::Float;
+      specs.push_back({kernels::python_number_dtype(n, first ? &first->dtype : nullptr), {}});
     }
     std::vector<TensorSpec> out;
     kernels::infer(p.prim, specs, p.attrs, out);

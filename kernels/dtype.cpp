@@ -108,6 +108,13 @@ int rank(DType t) {  // position in the promotion lattice
 }
 }  // namespace
 
+DType python_number_dtype(PyNumber kind, const DType* like) {
+  if (!like) return kind == PyNumber::Bool ? DType::Bool : kind == PyNumber::Int ? DType::Int64 : DType::Float32;
+  if (kind == PyNumber::Float && !is_floating(*like)) return DType::Float32;
+  if (kind == PyNumber::Int && *like == DType::Bool) return DType::Int64;
+  return *like;
+}
+
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if ((a == DType::Int8 && b == DType::UInt8) || (a == DType::UInt8 && b == DType::Int8)) return DType::Int32;

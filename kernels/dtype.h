@@ -78,6 +78,16 @@ inline bool is_integral(DType t) { return !is_floating(t) && t != DType::Bool; }
 // not have; int32 is the next wider type).
 DType promote_types(DType a, DType b);
 
+// The dtype a Python number takes as an operand beside tensors (`x * 0.5`),
+// given the first tensor operand's dtype (null: no tensor operand; then
+// bool, int64 or float32), as MindSpore and PyTorch do: a float beside a
+// tensor that is not floating is float32 and an int beside a bool tensor is
+// int64, so that promotion keeps the number's value; otherwise the number
+// takes the tensor's dtype (`half * 0.5` stays float16). PyNative, the
+// specializer and the graph executor all ask this, so the modes agree.
+enum class PyNumber : uint8_t { Bool, Int, Float };
+DType python_number_dtype(PyNumber kind, const DType* like);
+
 // Reads element `i` of a buffer of dtype `t` as double / writes it back,
 // for generic (slow-path) kernels and for printing.
 double load_as_double(const void* base, DType t, int64_t i);

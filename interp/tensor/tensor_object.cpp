@@ -320,12 +320,9 @@ Tensor tensor_from_value(Interp& I, const Value& v, const DType* dtype, const ch
 // ---------------------------------------------------------------- operands
 
 Tensor scalar_operand(const Value& v, DType like) {
-  DType d = like;
-  if (v.is_float()) {
-    if (!kernels::is_floating(like)) d = DType::Float32;
-  } else if (v.is_int() && like == DType::Bool) {
-    d = DType::Int64;
-  }
+  using kernels::PyNumber;
+  DType d = kernels::python_number_dtype(v.is_float() ? PyNumber::Float : v.is_int() ? PyNumber::Int : PyNumber::Bool,
+                                         &like);
   Tensor t(d, Dims{});
   store_number(t.raw(), d, 0, v);
   return t;

@@ -152,13 +152,16 @@ RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
     }
     args.push_back(given[i]);
   }
-  // The dtype Python scalars take: that of the first tensor input.
+  // The dtype Python scalars take follows the first tensor input's
+  // (kernels::python_number_dtype).
   const Tensor* first = nullptr;
   for (const RtValue& a : args)
     if (auto t = a.get_if<Tensor>()) {
       first = t;
       break;
     }
+  DType first_dtype = first ? first->dtype() : DType::Float32;
+  auto number_dtype = [&](kernels::PyNumber k) { return kernels::python_number_dtype(k, first ? &first_dtype : nullptr); };
   std::vector<Tensor> in;
   in.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -168,11 +171,11 @@ RtValue run_kernel(const ir::PrimRef& p, const std::vector<RtValue>& given) {
     } else if (a.is<StateToken>()) {
       continue;  // the effect convention: the state rides along as the last input
     } else if (auto b = a.get_if<bool>()) {
-      in.push_back(Tensor::scalar(first ? first->dtype() : DType::Bool, *b ? 1.0 : 0.0));
+      in.push_back(Tensor::scalar(number_dtype(kernels::PyNumber::Bool), *b ? 1.0 : 0.0));
     } else if (auto n = a.get_if<int64_t>()) {
-      in.push_back(Tensor::scalar(first ? first->dtype() : DType::Int64, static_cast<double>(*n)));
+      in.push_back(Tensor::scalar(number_dtype(kernels::PyNumber::Int), static_cast<double>(*n)));
     } else if (auto d = a.get_if<double>()) {
-      in.push_back(Tensor::scalar(first ? first->dtype() : DType::Float32, *d));
+      in.push_back(Tensor::scalar(number_dtype(kernels::PyNumber::Float), *d));
     } else {
       fail(std::string(name) + ": argument " + std::to_string(i + 1) + " must be a tensor or a number, got " +
            type_name(a));
