@@ -84,7 +84,26 @@ Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
   return call_node(std::move(args), g, name, loc(c.span), &c);
 }
 
+Node* FnLowerer::static_subscript(const ast::Subscript& s, const Env& env) {
+  if (!ctx_->evaluate || !resolve_) return nullptr;
+  const ast::Expr& ix = *s.index;
+  const ast::Expr& lit = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg
+                             ? *ix.as<ast::Unary>()->operand
+                             : ix;
+  if (lit.kind != ast::ExprKind::Constant) return nullptr;
+  ast::ConstKind k = lit.as<ast::Constant>()->value_kind;
+  if (k != ast::ConstKind::Int && (k != ast::ConstKind::Str || &lit != &ix)) return nullptr;
+  std::string dotted;
+  if (!global_attribute(*s.value, env, dotted)) return nullptr;
+  // Host data only: a Parameter (a Node) is read when the graph runs, a
+  // primitive or function has no items.
+  ResolvedName base = resolve_(dotted);
+  if (base.kind != ResolvedName::Kind::Constant && base.kind != ResolvedName::Kind::Sequence) return nullptr;
+  return resolved_node(ctx_->evaluate(s, env.all_aliases()), "the value of this subscript", s.span);
+}
+
 Node* FnLowerer::subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name) {
+  if (Node* folded = static_subscript(s, env)) return folded;
   Node* v = expr(*s.value, g, env);
   if (dict_keys(v)) return dict_item(v, expr(*s.index, g, env), s.span, g, name);
   if (Node* sliced = sequence_slice(v, s, g, env, name)) return sliced;  // t[1:] of a display

@@ -248,6 +248,9 @@ class FnLowerer {
   Node* keyword_call(Node* callee, std::vector<Node*> args, std::vector<std::pair<std::string, Node*>> kwargs,
                      const ast::Call& c, FuncGraph* g, const std::string& name);
   Node* subscript(const ast::Subscript& s, FuncGraph* g, Env& env, const std::string& name);
+  // An item of a compile-time value at a constant index (`self.cfg["depth"]`,
+  // `self.blocks[1]`), evaluated now; null when `s` is not one.
+  Node* static_subscript(const ast::Subscript& s, const Env& env);
   // `x[index] = v` with x a local name: x is rebound to the functional
   // update (a SetItem adapter call), as MindSpore's graph mode does.
   void store_subscript(const ast::Subscript& s, Node* v, FuncGraph* g, Env& env);
