@@ -1,9 +1,10 @@
 // Conversions between MSL values and graph-executor values (graph_values.h).
 #include "interp/graph/graph_values.h"
 
-#include "interp/graph/graph_host_adapter.h"
+#include <set>
 
 #include "interp/graph/graph_compiler_impl.h"
+#include "interp/graph/graph_host_adapter.h"
 
 #include "interp/core/native_args.h"
 #include "interp/tensor/tensor_object.h"
@@ -50,8 +51,11 @@ Value graph_function_call(Interp& I, Args& a, Object*) {
 }  // namespace
 
 bool HostValue::gradient_free() const {
-  const std::string* attr = adapter_attribute(value_);
-  return attr && (*attr == "dtype" || *attr == "shape" || *attr == "ndim");
+  if (const std::string* attr = adapter_attribute(value_))
+    return *attr == "dtype" || *attr == "shape" || *attr == "ndim";
+  if (!value_.is(Kind::Native)) return false;
+  static const std::set<std::string> kBuiltins = {"isinstance", "issubclass", "type", "len", "hasattr", "callable"};
+  return kBuiltins.count(value_.as<Native>()->name) > 0;
 }
 
 std::optional<bool> HostValue::equals(const ir::HostObject& other) const {

@@ -27,7 +27,8 @@ class HostValue : public ir::HostObject {
   const Value& value() const { return value_; }
   // Dtypes by dtype, classes by identity.
   std::optional<bool> equals(const ir::HostObject& other) const override;
-  // Reading `.dtype`, `.shape` or `.ndim` (a graph's attribute adapter).
+  // Reading `.dtype`, `.shape` or `.ndim` (a graph's attribute adapter);
+  // the builtins isinstance, issubclass, type, len, hasattr and callable.
   bool gradient_free() const override;
 
  private:

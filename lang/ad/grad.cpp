@@ -189,8 +189,13 @@ void GradTransformer::Impl::build_forward(GraphCtx& c) {
       continue;
     }
     if (gradient_free(n)) {
+      // Called on the values themselves: a constant argument (a class in
+      // isinstance(x, Tensor)) as it is, not its J-value.
       std::vector<Node*> ins{jg->constant(callee->value(), loc)};
-      for (size_t i = 0; i < n->num_args(); ++i) ins.push_back(jvalue(jg, n->arg(i), loc));
+      for (size_t i = 0; i < n->num_args(); ++i) {
+        Node* a = n->arg(i);
+        ins.push_back(a->is_constant() ? jg->constant(a->value(), loc) : jvalue(jg, a, loc));
+      }
       jval[n] = jg->apply(std::move(ins), n->name(), loc);
       continue;
     }

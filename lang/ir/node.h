@@ -127,8 +127,9 @@ class HostObject {
     return std::nullopt;
   }
   // True when a call of it gives what no gradient flows through: a tensor's
-  // dtype, shape or rank (`ops.cast(m, x.dtype)`). AD then calls it as it
-  // is, with no backpropagator, and its arguments get no sensitivity from it.
+  // dtype, shape or rank (`ops.cast(m, x.dtype)`), isinstance(x, Tensor).
+  // AD then calls it as it is, with no backpropagator, and its arguments
+  // get no sensitivity from it.
   virtual bool gradient_free() const { return false; }
 };
 using HostRef = std::shared_ptr<const HostObject>;
