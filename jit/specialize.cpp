@@ -16,7 +16,8 @@ std::string line_of(const ir::Node* n) {
 
 void Specializer::fail(const ir::Node* site, const std::string& message) const {
   std::string where = line_of(site);
-  throw SpecializeError(where.empty() ? message : where + ": " + message);
+  if (where.empty()) throw SpecializeError(message);
+  throw SpecializeError(where + ": " + message, site->loc(), message);
 }
 
 const std::vector<ir::Node*>& Specializer::order(const ir::FuncGraph* g) {

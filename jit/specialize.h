@@ -103,7 +103,12 @@ struct Specialized {
 // what() is "file:line: message" (just the message without a location).
 class SpecializeError : public std::runtime_error {
  public:
-  explicit SpecializeError(const std::string& what) : std::runtime_error(what) {}
+  explicit SpecializeError(const std::string& what) : std::runtime_error(what), message(what) {}
+  // `what` is "file:line: message" where the failing node has a location.
+  SpecializeError(const std::string& what, const ir::Loc& where, std::string message)
+      : std::runtime_error(what), loc(where), message(std::move(message)) {}
+  ir::Loc loc;          // the failing node's, when it has one
+  std::string message;  // without the location
 };
 
 // `args` has one abstract value per parameter of `g`.

@@ -785,7 +785,7 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
       try {
         return jit::specialize(module, g, sig, specialize_options());
       } catch (const jit::SpecializeError& e) {
-        I.raise(I.exception_class("GraphModeError").get(), e.what());
+        specialize_failed(e);
       }
     };
     jit::Specialized sp = specialize_at_sig(*base.graph);
@@ -832,6 +832,21 @@ ir::FuncGraph* GraphCompiler::runnable(const Compiled& base, const std::vector<e
     count_graph_compiled();
   }
   return it->second;
+}
+
+void GraphCompiler::specialize_failed(const jit::SpecializeError& e) {
+  auto src = e.loc.valid() ? sources.find(*e.loc.file) : sources.end();
+  if (src == sources.end()) I.raise(I.exception_class("GraphModeError").get(), e.what());
+  Diagnostic d;
+  d.source = src->second;
+  d.span = Span{e.loc.line, e.loc.col, e.loc.line, e.loc.col + 1};
+  d.message = e.message;
+  d.error_type = "GraphModeError";
+  // Types are checked for the whole graph before it runs, so the error
+  // comes before any statement of the call has run.
+  d.help = "graph mode checks every operation's types when it compiles; in PyNative mode "
+           "(set_context(mode=PYNATIVE_MODE), msl --mode pynative) the same code raises where it runs";
+  graph_mode_error(I, {d});
 }
 
 jit::BackendContext GraphCompiler::backend_context(const std::string& name, const std::vector<jit::AbsValue>& sig,

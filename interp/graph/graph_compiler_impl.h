@@ -173,6 +173,9 @@ class GraphCompiler {
   // MslError gets the call's source line as a traceback frame, so an error
   // in `x.sum(axis=5)` inside a construct points at that line.
   void host_failed(const ir::Node* site);
+  // Raises a specialization failure as GraphModeError: with the failing
+  // line shown and a help line where the source is known.
+  [[noreturn]] void specialize_failed(const jit::SpecializeError& e);
   // The source files of lowered functions by name (ir::Loc names them).
   std::map<std::string, SourcePtr> sources;
   // Trace inputs for calling host function `fn` with `args` (tensors by

@@ -185,7 +185,7 @@ Value gradient_stats(Interp& I, const Value& grad_fn, std::span<Value> args) {
   try {
     sp = expand_to_primitives(gc, jit::specialize(gc.module, *c.graph, sig, gc.specialize_options()), sig);
   } catch (const jit::SpecializeError& e) {
-    I.raise(I.exception_class("GraphModeError").get(), e.what());
+    gc.specialize_failed(e);
   }
   // Run it too, so callers can check the expanded graph against the one
   // debug mode runs.
