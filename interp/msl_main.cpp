@@ -16,10 +16,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "interp/checkpoint/checkpoint.h"
 #include "interp/dump_compare.h"
+#include "interp/dump_config.h"
 #include "interp/graph/graph_disk_cache.h"
 #include "interp/core/interp.h"
 #include "jit/codegen/cuda_unit.h"
@@ -46,7 +48,7 @@ int emit_graph_stage(Interp* I, const SourcePtr& source, const std::string& stag
 namespace {
 
 struct CommandLine {
-  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, code, file, print_after, layout = "auto",
+  std::string mode = "graph", device = "cpu", emit, save_graphs, dump, dump_config, code, file, print_after, layout = "auto",
               graph_target = "auto";
   bool has_code = false, run = false, profile = false;
   std::string trace_dir;  // --profile=trace DIR
@@ -81,6 +83,9 @@ const char* kUsage =
     "                          kernel, graph run, compile phase, data batch and step)\n"
     "                          and DIR/op_statistic.txt (its kernels by total time)\n"
     "  --dump DIR              write every kernel's outputs to DIR as .npy files\n"
+    "  --dump-config FILE      dump as MindSpore's dump JSON FILE says (which kernels,\n"
+    "                          inputs and/or outputs, which iterations); also read\n"
+    "                          from $MINDSPORE_DUMP_CONFIG\n"
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
     "                          llvm (runs FILE; prints each fused loop's LLVM IR),\n"
@@ -137,6 +142,8 @@ CommandLine parse_args(int argc, char** argv) {
       cl.save_graphs = value("--save-graphs");
     } else if (is("--dump")) {
       cl.dump = value("--dump");
+    } else if (is("--dump-config")) {
+      cl.dump_config = value("--dump-config");
     } else if (a == "--profile") {
       cl.profile = true;
     } else if (a == "--profile=trace") {
@@ -329,13 +336,20 @@ int run_job(const CommandLine& cl) {
       }
     }
   } trace_writer{cl.trace_dir};
-  if (!cl.dump.empty()) {
-    try {
+  // --dump DIR, else a dump configuration: --dump-config FILE or, as
+  // MindSpore reads it, the file $MINDSPORE_DUMP_CONFIG names.
+  std::string dump_config = cl.dump_config;
+  if (dump_config.empty() && cl.dump.empty())
+    if (const char* env = std::getenv("MINDSPORE_DUMP_CONFIG"); env && *env) dump_config = env;
+  try {
+    if (!cl.dump.empty()) {
       msl::kernels::start_dump(cl.dump);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "msl: error: %s\n", e.what());
-      return 2;
+    } else if (!dump_config.empty()) {
+      if (std::optional<msl::kernels::DumpConfig> c = msl::read_dump_config(dump_config)) msl::kernels::start_dump(*c);
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "msl: error: %s\n", e.what());
+    return 2;
   }
   struct ProfileReport {
     bool on;

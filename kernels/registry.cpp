@@ -205,6 +205,9 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
       }
       break;
   }
+  // Inputs are written before the kernel runs: an in-place kernel (an
+  // optimizer's update) overwrites its first input.
+  int64_t dump_seq = dumping() ? dump_inputs(p, in) : -1;
   if (dev->type() == DeviceType::Debug) {
     // The CPU kernel, "inside" the device: its memory is readable meanwhile.
     DebugAccess scope(in, out);
@@ -218,7 +221,7 @@ void run(Prim p, std::span<const Tensor> in, const Attrs& attrs, std::span<Tenso
     if (profiling()) profile_record(p, end - start);
     if (tracing()) trace_kernel(p, in, start, end);
   }
-  if (dumping()) dump_outputs(p, out);
+  if (dump_seq >= 0) dump_outputs(dump_seq, p, out);
 }
 
 }  // namespace

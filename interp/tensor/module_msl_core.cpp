@@ -31,6 +31,7 @@
 #include "interp/tensor/tensor_object.h"
 #include "interp/tensor/trace.h"
 #include "kernels/contention.h"
+#include "kernels/dump.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/random_ops.h"
@@ -262,6 +263,33 @@ Value f_get_seed(Interp& I, Args& a, Object*) {
   return Value::integer(static_cast<int64_t>(kernels::GlobalGenerator::get().seed()));
 }
 
+// _core.start_dump(dir) / stop_dump() / dump_next_iteration():
+// set_context(enable_dump=..., save_dump_path=...) and Model.train's steps
+// (kernels/dump.h).
+Value f_start_dump(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_positional(I, "start_dump", a, 1, 1, v);
+  if (!v[0].is(Kind::Str)) raise_type_error(I, "start_dump: the folder must be a str");
+  try {
+    kernels::start_dump(v[0].as<Str>()->s);
+  } catch (const std::runtime_error& e) {
+    I.raise(I.exception_class("OSError").get(), e.what());
+  }
+  return Value::none();
+}
+
+Value f_stop_dump(Interp& I, Args& a, Object*) {
+  bind_positional(I, "stop_dump", a, 0, 0, nullptr);
+  kernels::stop_dump();
+  return Value::none();
+}
+
+Value f_dump_next_iteration(Interp& I, Args& a, Object*) {
+  bind_positional(I, "dump_next_iteration", a, 0, 0, nullptr);
+  if (kernels::dumping()) kernels::dump_next_iteration();
+  return Value::none();
+}
+
 Value f_set_num_threads(Interp& I, Args& a, Object*) {
   Value v[1];
   bind_positional(I, "set_num_threads", a, 1, 1, v);
@@ -470,6 +498,9 @@ void init_module_msl_core(Interp& I, Module& m) {
       {"set_seed", f_set_seed},
       {"get_seed", f_get_seed},
       {"set_num_threads", f_set_num_threads},
+      {"start_dump", f_start_dump},
+      {"stop_dump", f_stop_dump},
+      {"dump_next_iteration", f_dump_next_iteration},
       {"get_num_threads", f_get_num_threads},
       {"_set_deterministic", f_set_deterministic},
       {"dtype_from_name", f_dtype_from_name},
