@@ -22,6 +22,8 @@ struct LowerError {
 // One lexical scope: the bindings made in one graph. Lookups walk outwards,
 // so a binding of an enclosing graph becomes a free variable.
 struct Env {
+  Env() = default;
+  Env(Env* outer, std::map<std::string, Node*> initial) : parent(outer), vars(std::move(initial)) {}
   Env* parent = nullptr;
   std::map<std::string, Node*> vars;
   // Variables assigned a global or attribute name (`weights = self.weights`):
