@@ -6,15 +6,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 namespace msl::jit::codegen {
 
@@ -140,9 +142,46 @@ bool ObjectCache::store(std::string_view key, std::string_view object) const {
     written = done == bytes.size() && ::fsync(fd) == 0;
     written = ::close(fd) == 0 && written;
   }
-  if (written && std::rename(tmp.c_str(), final_path.c_str()) == 0) return true;
+  if (written && std::rename(tmp.c_str(), final_path.c_str()) == 0) {
+    static std::atomic<uint64_t> stores{0};
+    if (stores.fetch_add(1) % 32 == 0) prune();
+    return true;
+  }
   std::remove(tmp.c_str());
   return false;
+}
+
+size_t ObjectCache::prune() const {
+  namespace fs = std::filesystem;
+  if (!enabled()) return 0;
+  struct Entry {
+    fs::file_time_type written;
+    uint64_t bytes;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir_, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() != ".o" || p.stem().string().size() != 32) continue;  // entries only
+    std::error_code e1, e2;
+    uint64_t bytes = it->file_size(e1);
+    fs::file_time_type written = it->last_write_time(e2);
+    if (e1 || e2) continue;  // removed meanwhile
+    entries.push_back({written, bytes, p});
+    total += bytes;
+  }
+  if (total <= max_bytes_) return 0;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.written < b.written; });
+  size_t removed = 0;
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_ / 4 * 3) break;
+    std::error_code e1;
+    if (fs::remove(e.path, e1)) ++removed;  // another process may have removed it first
+    total -= e.bytes;
+  }
+  return removed;
 }
 
 }  // namespace msl::jit::codegen

@@ -8,11 +8,13 @@
 // computes the same values as float64 code here; damaged files are
 // recompiled and rewritten; an unwritable cache still compiles.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -171,6 +173,26 @@ TEST_CASE("an entry is stored under its key's hash and read back; another key mi
   // Storing again replaces the entry.
   REQUIRE(cache.store(key, "shorter"));
   CHECK(*cache.load(key) == "shorter");
+}
+
+TEST_CASE("a folder over its size loses the entries written longest ago, down to three quarters") {
+  TempDir tmp;
+  const std::string object(1000, 'x');
+  const uint64_t entry = ObjectCache::encode("key 00", object).size();  // every key below is as long
+  ObjectCache writer(tmp.path.string());  // the default size: its stores trim nothing here
+  ObjectCache cache(tmp.path.string(), 8 * entry);  // room for 8 entries
+  auto t0 = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (int i = 0; i < 12; ++i) {
+    std::string key = fmt::format("key {:02d}", i);
+    REQUIRE(writer.store(key, object));
+    fs::last_write_time(cache.path(key), t0 + std::chrono::minutes(i));  // written in key order
+  }
+  write_file(tmp.path / "other.txt", "not an entry");  // only entries count, and only they go
+  // 12 entries over a room for 8: the 6 oldest go (down to 6 = 3/4 of 8).
+  CHECK(cache.prune() == 6);
+  for (int i = 0; i < 12; ++i) CHECK(cache.load(fmt::format("key {:02d}", i)).has_value() == (i >= 6));
+  CHECK(fs::exists(tmp.path / "other.txt"));
+  CHECK(cache.prune() == 0);  // under the size: nothing goes
 }
 
 TEST_CASE("a file under another key's name (a hash collision) is a miss") {
