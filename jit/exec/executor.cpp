@@ -53,6 +53,9 @@ class Executor {
   void compute_missing(Frame& f, const Node* n);
   RtValue apply(const RtValue& callee, std::vector<RtValue> args, const Node* site);
   RtValue make_closure(Frame& f, const FuncGraph* g);
+  // Whether `f` can give `n`'s value: a constant, a node of its own graph
+  // or a captured free variable.
+  bool visible(const Frame& f, const Node* n) const;
 
   ExecOptions opts_;
   int depth_ = 0;
@@ -84,10 +87,20 @@ RtValue Executor::make_closure(Frame& f, const FuncGraph* g) {
   RtClosure c{g, nullptr};
   if (!gi.free_vars.empty()) {
     auto caps = std::make_shared<std::unordered_map<const Node*, RtValue>>();
-    for (const Node* fv : gi.free_vars) (*caps)[fv] = value_of(f, fv);
+    // A free variable this frame cannot see is left out: a closure that is
+    // made but never called (a backpropagator whose gradient nothing reads,
+    // left unspecialized and still pointing into the graph its specialized
+    // copy came from) must not fail. One that is called and reads it fails
+    // then, naming the node (value_of).
+    for (const Node* fv : gi.free_vars)
+      if (visible(f, fv)) (*caps)[fv] = value_of(f, fv);
     c.captures = std::move(caps);
   }
   return RtValue(std::move(c));
+}
+
+bool Executor::visible(const Frame& f, const Node* n) const {
+  return n->is_constant() || n->graph() == f.graph || (f.captures && f.captures->count(n));
 }
 
 RtValue Executor::constant(Frame& f, const Node* n) {
