@@ -236,6 +236,16 @@ Value builtin_print(Interp& I, Args& a, Object*) {
   }
   out += end_text;
   if (file.is_none()) {
+    // A program that replaced sys.stdout (a capture, a log file) gets the
+    // text there, as in Python; None swallows it.
+    if (Module* sys = I.loaded_module("sys")) {
+      Value now = sys->get(I.intern("stdout"));
+      Value original = sys->get(I.intern("__stdout__"));
+      if (now.is_none()) return Value();
+      if (!now.is_undef() && !(now.is_obj() && original.is_obj() && now.obj() == original.obj())) file = now;
+    }
+  }
+  if (file.is_none()) {
     I.write_out(out);
     if (I.truthy(flush)) I.flush_out();
     return Value();

@@ -228,6 +228,11 @@ class Interp {
   Ref<Module> new_module(std::string_view name, std::string file);
   void register_native_module(std::string name, std::function<void(Interp&, Module&)> init);
   Ref<Module> builtins_module() { return builtins_; }
+  // The module imported as `name`, or null when it was not (yet).
+  Module* loaded_module(const std::string& name) {
+    auto it = modules_.find(name);
+    return it == modules_.end() ? nullptr : it->second.get();
+  }
   // Adds a native function to a module (or the builtins when mod is null).
   void def_native(Module* mod, std::string_view name, NativeFn fn, Ref<Object> data = nullptr);
   // Adds a native method to a class.

@@ -83,6 +83,9 @@ nn (3, 2)" ] || fail "the library finds the moved standard library" "$out"
 # 3. The moved command line.
 out=$("$prefix/bin/msl" -c 'import msl.nn; print(1)' 2>&1)
 [ "$out" = "1" ] || fail "bin/msl -c 'import msl.nn; print(1)'" "$out"
+# The modules beside the msl package are installed too.
+out=$("$prefix/bin/msl" -c 'import numpy, cv2, io; print(numpy.arange(3).sum(), io.StringIO("ab").read())' 2>&1)
+[ "$out" = "3 ab" ] || fail "bin/msl -c 'import numpy, cv2, io'" "$out"
 out=$("$prefix/bin/msl" -c 'import sys; print(sys.path[-1])' 2>&1)
 [ "$out" = "$prefix/share/msl/stdlib" ] || fail "bin/msl finds the moved standard library" "$out"
 
