@@ -210,13 +210,10 @@ Value prim_call(Interp& I, Args& a, Object* data) {
     set[k] = true;
     if (!v.is_none()) attrs.set(specs[k].name, attr_value(I, def.name, specs[k], v));
   }
-  if (traced) return trace::apply_prim(I, p, in_values, attrs);
-  if (is_random(p)) {
-    // Without a traced input, a draw made now would be a constant of the
-    // trace: every run of its graph would replay it.
-    if (trace::active()) trace::random_in_trace(I, p);
-    random_attrs(I, p, in, attrs);
-  }
+  // A random draw inside a trace is recorded there even without a traced
+  // input: made now, it would be a constant every run of the graph replays.
+  if (traced || (is_random(p) && trace::active())) return trace::apply_prim(I, p, in_values, attrs);
+  if (is_random(p)) random_attrs(I, p, in, attrs);
 
   std::vector<Tensor> outs;
   kernel_call(I, [&] { kernels::execute(p, in, attrs, outs); });

@@ -176,14 +176,6 @@ void cannot_trace(Interp& I, const Value& v, const std::string& message) {
   raise_exc(I, "RuntimeError", fmt::format("tracing '{}': {}", t.trace->fn_name, message));
 }
 
-void random_in_trace(Interp& I, Prim p) {
-  TraceState* top = innermost();
-  raise_exc(I, "RuntimeError",
-            fmt::format("tracing '{}': the random primitive '{}' cannot be traced: the graph would replay one fixed "
-                        "draw\nhelp: draw random tensors outside the traced function and pass them in",
-                        top ? top->fn_name : "?", kernels::prim_name(p)));
-}
-
 // --------------------------------------------------------------- recording
 
 Value apply_prim(Interp& I, Prim p, std::span<const Value> inputs, const Attrs& attrs) {
@@ -194,15 +186,19 @@ Value apply_prim(Interp& I, Prim p, std::span<const Value> inputs, const Attrs& 
       first = &v;
       break;
     }
-  if (!first) raise_exc(I, "RuntimeError", fmt::format("trace: {}() has no traced input", def.name));
-  std::shared_ptr<TraceState> s = usable(I, *first).trace;
-  // A random primitive on traced inputs (dropout) is recorded without its
-  // seed and offset: the graph draws them from the global generator each
-  // time it runs (kernels::draw_random_attrs), as PyNative does per call.
-  if (def.kind == PrimKind::InPlace)
+  // A random primitive is recorded without its seed and offset: the graph
+  // draws them from the global generator each time it runs
+  // (kernels::draw_random_attrs), as PyNative does per call. So one on
+  // constant inputs (ops.uniform(shape, a, b) in a construct) goes into the
+  // innermost trace too, where every other primitive on constants is
+  // computed now.
+  if (!first && !(kernels::is_random(p) && !tl_stack.empty()))
+    raise_exc(I, "RuntimeError", fmt::format("trace: {}() has no traced input", def.name));
+  std::shared_ptr<TraceState> s = first ? usable(I, *first).trace : tl_stack.back();
+  if (first && def.kind == PrimKind::InPlace)
     cannot_trace(I, *first, fmt::format("{}() writes into its input in place, which a trace cannot capture", def.name));
   // nonzero's inferred length is only an upper bound (movement_scatter.cpp).
-  if (p == Prim::nonzero)
+  if (first && p == Prim::nonzero)
     cannot_trace(I, *first, "nonzero() of a traced tensor has a length that depends on its values, which a trace "
                             "cannot capture");
 

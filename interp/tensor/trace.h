@@ -125,18 +125,16 @@ bool any_tracer(std::span<const Value> values);
 
 // Records primitive `p` applied to `inputs` (tracers, tensors, numbers,
 // lists; numbers take the dtype of the first tensor or tracer input) into
-// the trace of its tracer inputs; returns the output tracer (a tuple of
-// tracers for several outputs). Shape and dtype errors are raised now, as
-// the eager call would raise them.
+// the trace of its tracer inputs (a random primitive without one: into the
+// innermost trace, drawing when the graph runs); returns the output tracer
+// (a tuple of tracers for several outputs). Shape and dtype errors are
+// raised now, as the eager call would raise them.
 Value apply_prim(Interp& I, kernels::Prim p, std::span<const Value> inputs, const kernels::Attrs& attrs);
 
 // A new tracer of `like`'s trace filled with `fill` (a number), of dtype
 // `dtype` and `like`'s shape: zeros_like / ones_like on a tracer.
 Value filled_like(Interp& I, const Value& like, kernels::DType dtype, const Value& fill);
 
-// Raises the RuntimeError for a random primitive called without traced
-// inputs while tracing.
-[[noreturn]] void random_in_trace(Interp& I, kernels::Prim p);
 
 // Raises the TypeError for an operation that needs the values of tracer
 // `v`: "tracing 'f': <what> needs the value of a traced tensor ...".
