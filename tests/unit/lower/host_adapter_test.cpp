@@ -37,6 +37,7 @@ ir::ConstValue describe(const ir::HostAdapter& h) {
       s = "call|" + (callee ? (*callee)->name() : std::string("-")) + "|" + join(h.keywords);
       break;
     }
+    case K::Raise: s = "raise|" + h.attr; break;
     case K::MakeDict: {
       std::vector<std::string> keys;
       for (const ir::ConstValue& k : h.keys) keys.push_back(ir::const_value_str(k));
