@@ -38,6 +38,17 @@ bool is_library(const Function* f) {
   return n == "msl" || n.rfind("msl.", 0) == 0;
 }
 
+// NumPy and cv2 run on the host (their arrays are not tensors): a call of
+// one of their functions in a construct is evaluated when the graph
+// compiles, its arguments constants (`Tensor(np.array([[0, 1]],
+// np.int32))`), as MindSpore's graph mode runs NumPy through its JIT
+// Fallback; with traced arguments it is an error naming the call.
+bool is_host_library(const Function* f) {
+  if (!f->module || !f->module->name) return false;
+  const std::string& n = f->module->name->s;
+  return n == "numpy" || n.rfind("numpy.", 0) == 0 || n == "cv2" || n.rfind("msl.numpy", 0) == 0;
+}
+
 [[noreturn]] void graph_mode_error(Interp& I, const std::vector<Diagnostic>& errors) {
   Value exc = I.new_exception(I.exception_class("GraphModeError").get(), errors.front().message);
   auto* x = exc.as<ExceptionObj>();
@@ -208,6 +219,10 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     r.dtype = static_cast<DTypeObj*>(v.obj())->dtype;
     return r;
   }
+  // A NumPy array (what a NumPy call evaluated at compile time gives): a
+  // tensor constant, copied, so a later change of the array does not reach
+  // into a compiled graph.
+  if (kernels::Tensor shared; tensor_of_protocol(I, v, shared)) return r.value = shared.clone(), r;
   kernels::Prim p;
   if (native_primitive(v, p)) {
     r.kind = ResolvedName::Kind::Primitive;
@@ -226,6 +241,10 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
       r.kind = ResolvedName::Kind::Static;
       return r;
     }
+  }
+  if (v.is(Kind::Function) && is_host_library(static_cast<Function*>(v.obj()))) {
+    r.kind = ResolvedName::Kind::Static;
+    return r;
   }
   if (v.is(Kind::Function)) {
     auto* fn = static_cast<Function*>(v.obj());

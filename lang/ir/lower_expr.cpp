@@ -86,7 +86,8 @@ Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, c
       break;
     case ResolvedName::Kind::Static:
       fail(s, what + " is a compile-time function: call it with constant or global arguments",
-           "e.g. ops.GradOperation()(f) with f a function of the file");
+           "it runs when the graph compiles (ops.GradOperation()(f) with f a function of the file, NumPy and "
+           "cv2 calls), so it cannot take tensors computed in the graph; use msl.ops on those");
     case ResolvedName::Kind::Sequence:
       // As a value, the host's list itself (passed to library calls).
       if (!std::holds_alternative<NoneValue>(r.value)) return constant(r.value, s);
@@ -109,6 +110,10 @@ bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
       if (!is_static_arg(*x, env)) return false;
     return true;
   }
+  // Arithmetic on compile-time values (`np.ones((2, 3)) * 2`).
+  if (e.kind == ast::ExprKind::Binary)
+    return is_static_arg(*e.as<ast::Binary>()->left, env) && is_static_arg(*e.as<ast::Binary>()->right, env);
+  if (e.kind == ast::ExprKind::Unary) return is_static_arg(*e.as<ast::Unary>()->operand, env);
   return false;
 }
 
