@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "interp/graph/graph_compiler_impl.h"
@@ -43,6 +44,23 @@ bool is_library(const Function* f) {
 // compiles, its arguments constants (`Tensor(np.array([[0, 1]],
 // np.int32))`), as MindSpore's graph mode runs NumPy through its JIT
 // Fallback; with traced arguments it is an error naming the call.
+// A method of a dict, list, tuple or str that only reads it
+// (`self.cfg.items()`, `self.names.index("b")`, `"{}".format(n)`): a call
+// with compile-time arguments is evaluated when the graph compiles, so its
+// result is a constant a loop can unroll over. Methods that change the
+// container (append, update, pop...) are not: they run in program order.
+bool pure_container_method(const Value& v) {
+  if (!v.is(Kind::BoundMethod)) return false;
+  const auto* bm = static_cast<const BoundMethod*>(v.obj());
+  if (!bm->func.is(Kind::Native)) return false;
+  const Value& self = bm->self;
+  if (!self.is(Kind::Dict) && !self.is(Kind::List) && !self.is(Kind::Tuple) && !self.is(Kind::Str)) return false;
+  static const std::set<std::string> kPure = {"items", "keys", "values", "get", "index", "count", "format", "join",
+                                              "upper", "lower", "split", "strip", "replace", "startswith",
+                                              "endswith", "find"};
+  return kPure.count(static_cast<const Native*>(bm->func.obj())->name) > 0;
+}
+
 bool is_host_library(const Function* f) {
   if (!f->module || !f->module->name) return false;
   const std::string& n = f->module->name->s;
@@ -246,6 +264,10 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
     r.kind = ResolvedName::Kind::Static;
     return r;
   }
+  if (pure_container_method(v)) {
+    r.kind = ResolvedName::Kind::Static;
+    return r;
+  }
   if (v.is(Kind::Function)) {
     auto* fn = static_cast<Function*>(v.obj());
     if (!is_library(fn)) {
@@ -403,6 +425,9 @@ ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& se
     for (auto& [name, dotted] : aliases)
       scope->set(I.intern(name), I.eval_expression(std::make_shared<SourceFile>(src->name(), dotted), scope));
     Value v = I.eval_expression(std::make_shared<SourceFile>(src->name(), text), scope);
+    // A dict view (self.cfg.items()) as the tuple of what it holds now.
+    std::string type = I.type_name(v);
+    if (type == "dict_keys" || type == "dict_values" || type == "dict_items") v = new_tuple(I.to_vector(v));
     return classify(v);
   };
   ctx->adapter = [this](const ir::HostAdapter& h) { return make_host_adapter(gc.I, h); };

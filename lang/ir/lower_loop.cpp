@@ -33,8 +33,10 @@
 // next item's graph), with the same exit and continuation as above.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 
 #include "lang/ir/lower.h"
+
 #include "lang/ir/lower_impl.h"
 
 namespace msl::ir::lower_detail {
@@ -339,6 +341,25 @@ std::vector<Node*> FnLowerer::sequence_items(const ast::Expr& seq, FuncGraph* g,
     if (r.kind == ResolvedName::Kind::Sequence || !r.items.empty()) {
       for (size_t i = 0; i < r.items.size(); ++i)
         items.push_back(resolved_node(r.items[i], "item " + std::to_string(i) + " of '" + dotted + "'", seq.span));
+      return items;
+    }
+  }
+  if (call && is_static_call(seq, env)) {
+    // A call evaluated at compile time (self.cfg.items(), np.arange(3)):
+    // its items, if it gives a sequence.
+    ResolvedName r = ctx_->evaluate(seq, env.all_aliases());
+    if (r.kind == ResolvedName::Kind::Sequence) {
+      // Items that are tuples themselves ((key, value) pairs) are tuples of
+      // the graph, so a loop target can unpack them.
+      std::function<Node*(const ResolvedName&, const std::string&)> item = [&](const ResolvedName& x,
+                                                                               const std::string& what_item) {
+        if (x.kind != ResolvedName::Kind::Sequence) return resolved_node(x, what_item, seq.span);
+        std::vector<Node*> parts;
+        for (size_t k = 0; k < x.items.size(); ++k) parts.push_back(item(x.items[k], what_item));
+        return g->apply(IrOp::make_tuple, parts, "", loc(seq.span));
+      };
+      for (size_t i = 0; i < r.items.size(); ++i)
+        items.push_back(item(r.items[i], "item " + std::to_string(i) + " of this call"));
       return items;
     }
   }
