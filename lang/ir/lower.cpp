@@ -375,6 +375,29 @@ void FnLowerer::assign(const ast::Expr& t, Node* v, FuncGraph* g, Env& env) {
   unsupported(t.span, "this assignment target");
 }
 
+std::optional<ConstValue> FnLowerer::static_value(const Node* n) {
+  if (n->is_constant()) {
+    const ConstValue& v = n->value();
+    bool scalar = std::holds_alternative<bool>(v) || std::holds_alternative<int64_t>(v) ||
+                  std::holds_alternative<double>(v) || std::holds_alternative<std::string>(v) ||
+                  std::holds_alternative<NoneValue>(v);
+    return scalar ? std::optional<ConstValue>(v) : std::nullopt;
+  }
+  if (!n->is_apply() || !n->callee()->as_prim() || n->num_args() == 0 || n->num_args() > 2) return std::nullopt;
+  if (!n->callee()->as_prim()->attrs.empty()) return std::nullopt;  // a tensor primitive's call, not arithmetic
+  std::vector<ConstValue> args;
+  for (size_t i = 0; i < n->num_args(); ++i) {
+    std::optional<ConstValue> a = static_value(n->arg(i));
+    if (!a) return std::nullopt;
+    args.push_back(std::move(*a));
+  }
+  try {
+    return python_scalar_op(n->callee()->as_prim()->prim, args);
+  } catch (const ScalarArithmeticError&) {
+    return std::nullopt;  // the division fails when it runs
+  }
+}
+
 std::optional<bool> FnLowerer::static_truth(const Node* c) {
   auto number = [](const Node* n, double& out) {
     if (!n->is_constant()) return false;
@@ -404,17 +427,13 @@ std::optional<bool> FnLowerer::static_truth(const Node* c) {
     if (!a || !b) return std::nullopt;
     return p == Prim::logical_and ? (*a && *b) : (*a || *b);
   }
-  // A comparison of constant numbers (lang/ir/python_scalar.h).
-  if (c->num_args() != 2 || !c->arg(0)->is_constant() || !c->arg(1)->is_constant()) return std::nullopt;
-  const ConstValue args[2] = {c->arg(0)->value(), c->arg(1)->value()};
-  std::optional<ConstValue> r;
-  try {
-    r = python_scalar_op(p, args);
-  } catch (const ScalarArithmeticError&) {
-    return std::nullopt;  // the division fails when it runs
-  }
-  const bool* b = r ? std::get_if<bool>(&*r) : nullptr;
-  return b ? std::optional<bool>(*b) : std::nullopt;
+  // Arithmetic and comparisons of constants (lang/ir/python_scalar.h).
+  std::optional<ConstValue> r = static_value(c);
+  if (!r) return std::nullopt;
+  if (const bool* b = std::get_if<bool>(&*r)) return *b;
+  if (const int64_t* i = std::get_if<int64_t>(&*r)) return *i != 0;
+  if (const double* d = std::get_if<double>(&*r)) return *d != 0;
+  return std::nullopt;
 }
 
 bool FnLowerer::if_stmt(const ast::If& s, const Stmts& rest, FuncGraph* g, Env& env) {

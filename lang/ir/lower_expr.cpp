@@ -2,8 +2,12 @@
 // resolver), operators as kernel primitives, tuples, constant-index
 // subscripts, calls (primitives with attributes, functions, closures),
 // lambda and conditional expressions. The scheme is described in lower.h.
-#include <cctype>
+#include <fmt/format.h>
 
+#include <cctype>
+#include <cmath>
+
+#include "kernels/json_text.h"
 #include "lang/ir/lower.h"
 #include "lang/ir/lower_impl.h"
 #include "lang/operator_prims.h"
@@ -99,9 +103,28 @@ Node* FnLowerer::resolved_node(const ResolvedName& r, const std::string& what, c
        "graph mode resolves names to local variables, primitives, functions and values of the file");
 }
 
+std::optional<std::string> Env::python_literal(const Node* n) {
+  if (!n || !n->is_constant()) return std::nullopt;
+  const ConstValue& v = n->value();
+  if (std::holds_alternative<NoneValue>(v)) return "None";
+  if (const bool* b = std::get_if<bool>(&v)) return std::string(*b ? "True" : "False");
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&v)) {
+    if (!std::isfinite(*d)) return std::nullopt;
+    std::string s = fmt::format("{:.17g}", *d);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  // A JSON string literal is a Python one.
+  if (const std::string* s = std::get_if<std::string>(&v)) return kernels::json_quote(*s);
+  return std::nullopt;
+}
+
 bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
   std::string dotted;
   if (e.kind == ast::ExprKind::Constant) return true;
+  // A variable bound to a constant number or string (an unrolled loop's i).
+  if (e.kind == ast::ExprKind::Name && Env::python_literal(env.lookup(e.as<ast::Name>()->id))) return true;
   if (dotted_name(e, env, dotted)) return true;  // a global: the evaluator sees it too
   if (e.kind == ast::ExprKind::Call) return is_static_call(e, env);
   if (e.kind == ast::ExprKind::Tuple || e.kind == ast::ExprKind::List) {
@@ -110,6 +133,10 @@ bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
       if (!is_static_arg(*x, env)) return false;
     return true;
   }
+  // An item of a compile-time value at a compile-time index (`self.cfg["depth"]`).
+  if (e.kind == ast::ExprKind::Subscript)
+    return e.as<ast::Subscript>()->index->kind != ast::ExprKind::Slice && is_static_arg(*e.as<ast::Subscript>()->value, env) &&
+           is_static_arg(*e.as<ast::Subscript>()->index, env);
   // Arithmetic on compile-time values (`np.ones((2, 3)) * 2`).
   if (e.kind == ast::ExprKind::Binary)
     return is_static_arg(*e.as<ast::Binary>()->left, env) && is_static_arg(*e.as<ast::Binary>()->right, env);
@@ -125,7 +152,13 @@ bool FnLowerer::is_static_call(const ast::Expr& e, const Env& env) const {
     ResolvedName r = resolve_ ? resolve_(dotted) : ResolvedName{};
     return r.kind == ResolvedName::Kind::Static || r.is_class;
   };
-  bool static_callee = dotted_name(*c.func, env, dotted) ? static_name() : is_static_call(*c.func, env);
+  // Builtins that only compute from their arguments: with compile-time
+  // arguments, a compile-time value (getattr(self, "layer" + str(i))).
+  static const char* const kPureBuiltins[] = {"getattr", "hasattr", "str", "int", "float", "bool", "len", "abs",
+                                              "min", "max", "round", "isinstance", "tuple", "list", "sorted"};
+  bool pure_builtin = false;
+  for (const char* b : kPureBuiltins) pure_builtin = pure_builtin || is_builtin_call(c, b, env, resolve_);
+  bool static_callee = pure_builtin || (dotted_name(*c.func, env, dotted) ? static_name() : is_static_call(*c.func, env));
   if (!static_callee) return false;
   for (auto& a : c.args)
     if (a.kind == ast::Arg::Kind::Star || a.kind == ast::Arg::Kind::DoubleStar || !is_static_arg(*a.value, env))
@@ -319,10 +352,9 @@ Node* FnLowerer::comprehension(const ast::Expr& elt, const std::vector<ast::Comp
     assign(*gen.target, item, g, inner);
     bool keep = true;
     for (const auto& cond : gen.ifs) {
-      Node* c = expr(*cond, g, inner);
-      if (!c->is_constant() || !std::holds_alternative<bool>(c->value()))
-        unsupported(cond->span, "a comprehension condition known only at run time");
-      keep = keep && std::get<bool>(c->value());
+      std::optional<bool> t = static_truth(expr(*cond, g, inner));
+      if (!t) unsupported(cond->span, "a comprehension condition known only at run time");
+      keep = keep && *t;
     }
     if (keep) out.push_back(expr(elt, g, inner));
   }

@@ -49,16 +49,28 @@ struct Env {
     }
     return nullptr;
   }
-  // Every alias still in force, for the compile-time evaluator.
+  // Every alias still in force, for the compile-time evaluator, and every
+  // variable bound to a constant number, string, bool or None (an unrolled
+  // loop's `i`), as its Python literal.
   StaticAliases all_aliases() const {
     StaticAliases out;
     std::set<std::string> seen;
-    for (const Env* e = this; e; e = e->parent)
+    for (const Env* e = this; e; e = e->parent) {
       for (auto& [name, a] : e->aliases)
         if (seen.insert(name).second)
           if (const std::string* d = alias(name)) out.emplace_back(name, *d);
+      for (auto& [name, n] : e->vars)
+        if (!seen.count(name) && lookup(name) == n)
+          if (std::optional<std::string> lit = python_literal(n)) {
+            seen.insert(name);
+            out.emplace_back(name, *lit);
+          }
+    }
     return out;
   }
+  // `n`'s value as a Python literal when it is a constant number, string,
+  // bool or None.
+  static std::optional<std::string> python_literal(const Node* n);
 };
 
 using Stmts = std::vector<const ast::Stmt*>;
@@ -261,11 +273,16 @@ class FnLowerer {
   Node* lambda(const ast::Lambda& l, FuncGraph* g, Env& env);
   Node* if_exp(const ast::IfExp& e, FuncGraph* g, Env& env, const std::string& name);
   Node* resolve_global(const std::string& dotted, const Span& s);
-  // The truth of a condition known at compile time (a constant, `not`, a
-  // comparison or and/or of constants: `if self.has_bias:`), or nullopt.
+  // The truth of a condition known at compile time (a constant, `not`,
+  // arithmetic, comparisons or and/or of constants: `if self.has_bias:`,
+  // `if i % 2 == 1` for an unrolled `i`), or nullopt.
   // Such an `if` lowers only the branch taken, so the other may name
   // attributes that do not exist (MindSpore's behaviour).
   static std::optional<bool> static_truth(const Node* cond);
+  // The value of `n` when it is Python arithmetic on constant numbers,
+  // strings or None (`i % 2 == 1` with `i` an unrolled loop's item);
+  // nullopt otherwise.
+  static std::optional<ConstValue> static_value(const Node* n);
   // Effects: the current state of g (null: none yet), appending an effect,
   // and setting g's output after its effects.
   Node* state_of(FuncGraph* g);
