@@ -137,6 +137,12 @@ bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
   if (e.kind == ast::ExprKind::Subscript)
     return e.as<ast::Subscript>()->index->kind != ast::ExprKind::Slice && is_static_arg(*e.as<ast::Subscript>()->value, env) &&
            is_static_arg(*e.as<ast::Subscript>()->index, env);
+  // An f-string of compile-time values (f"layer{i}" for an unrolled i).
+  if (e.kind == ast::ExprKind::FString) {
+    for (const ast::FStringPart& p : e.as<ast::FString>()->parts)
+      if (p.is_field && !is_static_arg(*p.expr, env)) return false;
+    return true;
+  }
   // Arithmetic on compile-time values (`np.ones((2, 3)) * 2`).
   if (e.kind == ast::ExprKind::Binary)
     return is_static_arg(*e.as<ast::Binary>()->left, env) && is_static_arg(*e.as<ast::Binary>()->right, env);

@@ -279,6 +279,10 @@ class FnLowerer {
   // Such an `if` lowers only the branch taken, so the other may name
   // attributes that do not exist (MindSpore's behaviour).
   static std::optional<bool> static_truth(const Node* cond);
+  // The number of items of `range(...)` when its arguments are compile-time
+  // values and there are at most kMaxUnrolledRange; -1 otherwise.
+  static constexpr int64_t kMaxUnrolledRange = 64;
+  int64_t constant_range_count(const ast::Expr& range_call, const Env& env) const;
   // The value of `n` when it is Python arithmetic on constant numbers,
   // strings or None (`i % 2 == 1` with `i` an unrolled loop's item);
   // nullopt otherwise.

@@ -28,6 +28,10 @@
 // tuple or a cell container, CellList or SequentialCell) is unrolled, as
 // MindSpore does: the body is lowered once per item
 // with the target bound to that item, straight into the enclosing graph.
+// So is `for i in range(n)` with n a compile-time value (at most
+// kMaxUnrolledRange items) when its body needs `i` as a compile-time value
+// (in getattr/hasattr/str or an f-string: getattr(self, f"layer{i}"));
+// other range loops stay loops.
 // A body with break/continue/return gets one graph per item instead, each
 // playing the part of @loop for the previous one (continue = call the
 // next item's graph), with the same exit and continuation as above.
@@ -47,6 +51,101 @@ bool is_range_call(const ast::Expr& it, const Env& env) {
 }
 
 namespace {
+
+// Whether `e` reads the variable `name`.
+bool mentions(const ast::Expr* e, const std::string& name) {
+  if (!e) return false;
+  using K = ast::ExprKind;
+  switch (e->kind) {
+    case K::Name: return e->as<ast::Name>()->id == name;
+    case K::Attribute: return mentions(e->as<ast::Attribute>()->value.get(), name);
+    case K::Subscript:
+      return mentions(e->as<ast::Subscript>()->value.get(), name) ||
+             mentions(e->as<ast::Subscript>()->index.get(), name);
+    case K::Call: {
+      bool m = mentions(e->as<ast::Call>()->func.get(), name);
+      for (const ast::Arg& a : e->as<ast::Call>()->args) m = m || mentions(a.value.get(), name);
+      return m;
+    }
+    case K::Binary: return mentions(e->as<ast::Binary>()->left.get(), name) || mentions(e->as<ast::Binary>()->right.get(), name);
+    case K::Unary: return mentions(e->as<ast::Unary>()->operand.get(), name);
+    case K::Tuple: {
+      for (const ast::ExprPtr& x : e->as<ast::Tuple>()->elts)
+        if (mentions(x.get(), name)) return true;
+      return false;
+    }
+    case K::FString: {
+      for (const ast::FStringPart& p : e->as<ast::FString>()->parts)
+        if (p.is_field && mentions(p.expr.get(), name)) return true;
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// Whether `e` uses `name` where graph mode needs a compile-time value: in
+// an argument of getattr/hasattr/str or a field of an f-string
+// (`getattr(self, "layer" + str(i))`, `getattr(self, f"conv{i}")`).
+bool needs_constant(const ast::Expr* e, const std::string& name) {
+  if (!e) return false;
+  using K = ast::ExprKind;
+  switch (e->kind) {
+    case K::FString: return mentions(e, name);
+    case K::Call: {
+      const ast::Call& c = *e->as<ast::Call>();
+      if (c.func->kind == ast::ExprKind::Name) {
+        const std::string& f = c.func->as<ast::Name>()->id;
+        if (f == "getattr" || f == "hasattr" || f == "str")
+          for (const ast::Arg& a : c.args)
+            if (mentions(a.value.get(), name)) return true;
+      }
+      if (needs_constant(c.func.get(), name)) return true;
+      for (const ast::Arg& a : c.args)
+        if (needs_constant(a.value.get(), name)) return true;
+      return false;
+    }
+    case K::Attribute: return needs_constant(e->as<ast::Attribute>()->value.get(), name);
+    case K::Subscript:
+      return needs_constant(e->as<ast::Subscript>()->value.get(), name) ||
+             needs_constant(e->as<ast::Subscript>()->index.get(), name);
+    case K::Binary:
+      return needs_constant(e->as<ast::Binary>()->left.get(), name) ||
+             needs_constant(e->as<ast::Binary>()->right.get(), name);
+    case K::Unary: return needs_constant(e->as<ast::Unary>()->operand.get(), name);
+    case K::Tuple: {
+      for (const ast::ExprPtr& x : e->as<ast::Tuple>()->elts)
+        if (needs_constant(x.get(), name)) return true;
+      return false;
+    }
+    default: return false;
+  }
+}
+
+bool body_needs_constant(const ast::Body& body, const std::string& name) {
+  for (const auto& s : body) {
+    switch (s->kind) {
+      case ast::StmtKind::Expr:
+        if (needs_constant(s->as<ast::ExprStmt>()->value.get(), name)) return true;
+        break;
+      case ast::StmtKind::Assign:
+        if (needs_constant(s->as<ast::Assign>()->value.get(), name)) return true;
+        break;
+      case ast::StmtKind::AugAssign:
+        if (needs_constant(s->as<ast::AugAssign>()->value.get(), name)) return true;
+        break;
+      case ast::StmtKind::Return:
+        if (needs_constant(s->as<ast::Return>()->value.get(), name)) return true;
+        break;
+      case ast::StmtKind::If:
+        if (needs_constant(s->as<ast::If>()->test.get(), name) || body_needs_constant(s->as<ast::If>()->body, name) ||
+            body_needs_constant(s->as<ast::If>()->orelse, name))
+          return true;
+        break;
+      default: break;
+    }
+  }
+  return false;
+}
 
 // A break or continue of the loop the statements belong to (looking
 // through ifs, not into nested loops), or null.
@@ -115,12 +214,38 @@ void FnLowerer::loop_break(FuncGraph* g, Env& env, const Span& s) {
   }
 }
 
+int64_t FnLowerer::constant_range_count(const ast::Expr& it, const Env& env) const {
+  if (!ctx_->evaluate || it.kind != ast::ExprKind::Call) return -1;
+  const ast::Call& c = *it.as<ast::Call>();
+  if (c.args.empty() || c.args.size() > 3) return -1;
+  std::vector<int64_t> bounds;
+  for (const ast::Arg& a : c.args) {
+    if (a.kind != ast::Arg::Kind::Positional || !is_static_arg(*a.value, env)) return -1;
+    ResolvedName r = ctx_->evaluate(*a.value, env.all_aliases());
+    const int64_t* v = r.kind == ResolvedName::Kind::Constant ? std::get_if<int64_t>(&r.value) : nullptr;
+    if (!v) return -1;
+    bounds.push_back(*v);
+  }
+  int64_t start = bounds.size() > 1 ? bounds[0] : 0, stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+  int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+  if (step == 0) return -1;
+  int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                       : (start > stop ? (start - stop - step - 1) / -step : 0);
+  return n <= kMaxUnrolledRange ? n : -1;
+}
+
 // while cond: body      and      for target in range(...): body
 bool FnLowerer::loop_stmt(const ast::Stmt& s, const Stmts& rest, FuncGraph* g, Env& env) {
   bool is_for = s.kind == ast::StmtKind::For;
   const ast::Body& body = is_for ? s.as<ast::For>()->body : s.as<ast::While>()->body;
   const ast::Body& orelse = is_for ? s.as<ast::For>()->orelse : s.as<ast::While>()->orelse;
   if (is_for && !is_range_call(*s.as<ast::For>()->iter, env)) return for_sequence(*s.as<ast::For>(), rest, g, env);
+  // `for i in range(n)` whose body needs `i` at compile time (getattr(self,
+  // f"layer{i}")) is unrolled, as MindSpore unrolls its for loops, when n
+  // is a constant (range() of constants: sequence_items) and small.
+  if (is_for && s.as<ast::For>()->target->kind == ast::ExprKind::Name &&
+      body_needs_constant(body, s.as<ast::For>()->target->as<ast::Name>()->id) && constant_range_count(*s.as<ast::For>()->iter, env) >= 0)
+    return for_sequence(*s.as<ast::For>(), rest, g, env);
   bool returns = contains_return(body) || contains_return(orelse);
   size_t effects_before = effect_count_;
 
