@@ -399,37 +399,25 @@ std::optional<ConstValue> FnLowerer::static_value(const Node* n) {
 }
 
 std::optional<bool> FnLowerer::static_truth(const Node* c) {
-  auto number = [](const Node* n, double& out) {
-    if (!n->is_constant()) return false;
-    const ConstValue& v = n->value();
-    if (auto b = std::get_if<bool>(&v)) return out = *b, true;
-    if (auto i = std::get_if<int64_t>(&v)) return out = static_cast<double>(*i), true;
-    if (auto d = std::get_if<double>(&v)) return out = *d, true;
-    return false;
-  };
-  if (c->is_constant()) {
-    const ConstValue& v = c->value();
-    if (std::holds_alternative<NoneValue>(v)) return false;
-    if (auto str = std::get_if<std::string>(&v)) return !str->empty();
-    double d;
-    if (number(c, d)) return d != 0;
-    return std::nullopt;  // a tensor: its truth is a run-time question
+  if (c->is_apply() && c->callee()->as_prim()) {
+    using kernels::Prim;
+    Prim p = c->callee()->as_prim()->prim;
+    if (p == Prim::logical_not && c->num_args() == 1) {
+      auto t = static_truth(c->arg(0));
+      return t ? std::optional<bool>(!*t) : std::nullopt;
+    }
+    if ((p == Prim::logical_and || p == Prim::logical_or) && c->num_args() == 2) {
+      auto a = static_truth(c->arg(0)), b = static_truth(c->arg(1));
+      if (!a || !b) return std::nullopt;
+      return p == Prim::logical_and ? (*a && *b) : (*a || *b);
+    }
   }
-  if (!c->is_apply() || !c->callee()->as_prim()) return std::nullopt;
-  using kernels::Prim;
-  Prim p = c->callee()->as_prim()->prim;
-  if (p == Prim::logical_not && c->num_args() == 1) {
-    auto t = static_truth(c->arg(0));
-    return t ? std::optional<bool>(!*t) : std::nullopt;
-  }
-  if ((p == Prim::logical_and || p == Prim::logical_or) && c->num_args() == 2) {
-    auto a = static_truth(c->arg(0)), b = static_truth(c->arg(1));
-    if (!a || !b) return std::nullopt;
-    return p == Prim::logical_and ? (*a && *b) : (*a || *b);
-  }
-  // Arithmetic and comparisons of constants (lang/ir/python_scalar.h).
+  // A constant, or arithmetic and comparisons of constants
+  // (lang/ir/python_scalar.h); a tensor's truth is a run-time question.
   std::optional<ConstValue> r = static_value(c);
   if (!r) return std::nullopt;
+  if (std::holds_alternative<NoneValue>(*r)) return false;
+  if (const std::string* s = std::get_if<std::string>(&*r)) return !s->empty();
   if (const bool* b = std::get_if<bool>(&*r)) return *b;
   if (const int64_t* i = std::get_if<int64_t>(&*r)) return *i != 0;
   if (const double* d = std::get_if<double>(&*r)) return *d != 0;
