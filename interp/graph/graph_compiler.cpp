@@ -64,7 +64,7 @@ bool pure_container_method(const Value& v) {
 bool is_host_library(const Function* f) {
   if (!f->module || !f->module->name) return false;
   const std::string& n = f->module->name->s;
-  return n == "numpy" || n.rfind("numpy.", 0) == 0 || n == "cv2" || n.rfind("msl.numpy", 0) == 0;
+  return n == "numpy" || n.rfind("numpy.", 0) == 0 || n == "cv2";
 }
 
 [[noreturn]] void graph_mode_error(Interp& I, const std::vector<Diagnostic>& errors) {
