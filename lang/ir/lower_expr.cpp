@@ -134,9 +134,7 @@ bool FnLowerer::is_static_arg(const ast::Expr& e, const Env& env) const {
     return true;
   }
   // An item of a compile-time value at a compile-time index (`self.cfg["depth"]`).
-  if (e.kind == ast::ExprKind::Subscript)
-    return e.as<ast::Subscript>()->index->kind != ast::ExprKind::Slice && is_static_arg(*e.as<ast::Subscript>()->value, env) &&
-           is_static_arg(*e.as<ast::Subscript>()->index, env);
+  if (e.kind == ast::ExprKind::Subscript) return static_item(*e.as<ast::Subscript>(), env);
   // An f-string of compile-time values (f"layer{i}" for an unrolled i).
   if (e.kind == ast::ExprKind::FString) {
     for (const ast::FStringPart& p : e.as<ast::FString>()->parts)
@@ -160,10 +158,11 @@ bool FnLowerer::is_static_call(const ast::Expr& e, const Env& env) const {
   };
   // Builtins that only compute from their arguments: with compile-time
   // arguments, a compile-time value (getattr(self, "layer" + str(i))).
-  static const char* const kPureBuiltins[] = {"getattr", "hasattr", "str", "int", "float", "bool", "len", "abs",
-                                              "min", "max", "round", "isinstance", "tuple", "list", "sorted"};
-  bool pure_builtin = false;
-  for (const char* b : kPureBuiltins) pure_builtin = pure_builtin || is_builtin_call(c, b, env, resolve_);
+  static const std::set<std::string> kPureBuiltins = {"getattr", "hasattr", "str", "int", "float", "bool", "len",
+                                                      "abs", "min", "max", "round", "isinstance", "tuple", "list",
+                                                      "sorted"};
+  bool pure_builtin = c.func->kind == ast::ExprKind::Name && kPureBuiltins.count(c.func->as<ast::Name>()->id) &&
+                      is_builtin_call(c, c.func->as<ast::Name>()->id.c_str(), env, resolve_);
   bool static_callee = pure_builtin || (dotted_name(*c.func, env, dotted) ? static_name() : is_static_call(*c.func, env));
   if (!static_callee) return false;
   for (auto& a : c.args)

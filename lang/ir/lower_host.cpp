@@ -84,21 +84,17 @@ Node* FnLowerer::keyword_call(Node* callee, std::vector<Node*> args,
   return call_node(std::move(args), g, name, loc(c.span), &c);
 }
 
-Node* FnLowerer::static_subscript(const ast::Subscript& s, const Env& env) {
-  if (!ctx_->evaluate || !resolve_) return nullptr;
-  const ast::Expr& ix = *s.index;
-  const ast::Expr& lit = ix.kind == ast::ExprKind::Unary && ix.as<ast::Unary>()->op == ast::UnaryOp::Neg
-                             ? *ix.as<ast::Unary>()->operand
-                             : ix;
-  if (lit.kind != ast::ExprKind::Constant) return nullptr;
-  ast::ConstKind k = lit.as<ast::Constant>()->value_kind;
-  if (k != ast::ConstKind::Int && (k != ast::ConstKind::Str || &lit != &ix)) return nullptr;
+bool FnLowerer::static_item(const ast::Subscript& s, const Env& env) const {
+  if (!resolve_ || s.index->kind == ast::ExprKind::Slice || !is_static_arg(*s.index, env)) return false;
   std::string dotted;
-  if (!global_attribute(*s.value, env, dotted)) return nullptr;
-  // Host data only: a Parameter (a Node) is read when the graph runs, a
-  // primitive or function has no items.
+  if (!global_attribute(*s.value, env, dotted)) return is_static_arg(*s.value, env);
+  // A primitive or function has no items either.
   ResolvedName base = resolve_(dotted);
-  if (base.kind != ResolvedName::Kind::Constant && base.kind != ResolvedName::Kind::Sequence) return nullptr;
+  return base.kind == ResolvedName::Kind::Constant || base.kind == ResolvedName::Kind::Sequence;
+}
+
+Node* FnLowerer::static_subscript(const ast::Subscript& s, const Env& env) {
+  if (!ctx_->evaluate || !static_item(s, env)) return nullptr;
   return resolved_node(ctx_->evaluate(s, env.all_aliases()), "the value of this subscript", s.span);
 }
 

@@ -265,6 +265,11 @@ class FnLowerer {
   // An item of a compile-time value at a constant index (`self.cfg["depth"]`,
   // `self.blocks[1]`), evaluated now; null when `s` is not one.
   Node* static_subscript(const ast::Subscript& s, const Env& env);
+  // Whether `s` is such an item: a compile-time index (not a slice) into
+  // host data (a global or attribute naming a constant or sequence, not a
+  // Parameter, which is read when the graph runs) or into another
+  // compile-time value.
+  bool static_item(const ast::Subscript& s, const Env& env) const;
   // `x[index] = v` with x a local name: x is rebound to the functional
   // update (a SetItem adapter call), as MindSpore's graph mode does.
   void store_subscript(const ast::Subscript& s, Node* v, FuncGraph* g, Env& env);
