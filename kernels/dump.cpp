@@ -26,6 +26,7 @@ namespace {
 
 std::mutex g_mu;
 DumpConfig g_config;
+std::vector<std::string> g_folded_kernels;  // g_config.kernels, folded once (folded())
 uint64_t g_seq = 0;
 int64_t g_steps = 0;  // step begins seen
 std::ofstream g_index;
@@ -67,8 +68,8 @@ bool wanted(Prim p) {
   if (g_config.kernels.empty()) return true;
   std::string name = folded(prim_name(p));
   const OpSite* site = current_op_site();
-  for (const std::string& k : g_config.kernels)
-    if (folded(k) == name || site_matches(k, site)) return true;
+  for (size_t i = 0; i < g_config.kernels.size(); ++i)
+    if (g_folded_kernels[i] == name || site_matches(g_config.kernels[i], site)) return true;
   return false;
 }
 
@@ -91,6 +92,8 @@ void start_dump(const DumpConfig& config) {
     if (e.path().extension() == ".npy" || e.path().filename() == "index.txt") fs::remove(e.path(), ec);
   std::lock_guard<std::mutex> lock(g_mu);
   g_config = config;
+  g_folded_kernels.clear();
+  for (const std::string& k : config.kernels) g_folded_kernels.push_back(folded(k));
   g_seq = 0;
   g_steps = 0;
   if (g_index.is_open()) g_index.close();
