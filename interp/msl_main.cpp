@@ -23,6 +23,7 @@
 #include "interp/dump_compare.h"
 #include "interp/dump_config.h"
 #include "interp/graph/graph_disk_cache.h"
+#include "interp/launch_command.h"
 #include "interp/core/interp.h"
 #include "jit/codegen/cuda_unit.h"
 #include "jit/codegen/elementwise_jit.h"
@@ -31,6 +32,7 @@
 #include "interp/core/sigint.h"
 #include "interp/stdlib_location.h"
 #include "interp/summary/summary_cli.h"
+#include "kernels/comm/communicator.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
 #include "kernels/dump.h"
@@ -69,6 +71,8 @@ const char* kUsage =
     "usage: msl [options]                  start the interactive REPL\n"
     "       msl [options] run FILE [ARGS...]  run a script\n"
     "       msl [options] -c CODE           run a snippet\n"
+    "       msl launch -n N [--hosts LIST] FILE [ARGS...]\n"
+    "                                      run FILE as N data-parallel processes (mpirun)\n"
     "       msl summary DIR [--out DIR]     TensorBoard scalars as a table and PNG plots\n"
     "       msl compare DIR_A DIR_B [--rtol R] [--atol A] [--format table|csv|json]\n"
     "                                      compare two --dump folders op by op\n"
@@ -406,6 +410,9 @@ void* thread_main(void* arg) {
   Job* job = static_cast<Job*>(arg);
   job->status = run_job(job->cl);
   std::fflush(stdout);
+  // MPI_Finalize on the thread that initialized MPI, after a clean run only
+  // (kernels/comm/communicator.h).
+  msl::kernels::comm::finish(job->status);
   return nullptr;
 }
 
@@ -418,6 +425,12 @@ int main(int argc, char** argv) {
   // `msl summary DIR`: the scalars of TensorBoard event files; no interpreter.
   if (argc >= 2 && std::strcmp(argv[1], "summary") == 0)
     return msl::summary::summary_command(std::vector<std::string>(argv + 2, argv + argc));
+  // `msl launch -n N FILE`: N processes of one job under mpirun.
+  if (argc >= 2 && std::strcmp(argv[1], "launch") == 0) {
+    std::error_code ec;
+    std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    return msl::launch_command(std::vector<std::string>(argv + 2, argv + argc), ec ? argv[0] : self);
+  }
   Job job;
   job.cl = parse_args(argc, argv);
   // SIGINT goes to the interpreter's thread, not to this one, which only

@@ -14,7 +14,10 @@
 //              output element per element of its broadcast inputs, all of
 //              one dtype, which the output keeps: graph mode runs it on
 //              any layout); Random (draws from the Philox stream: never
-//              merged, folded or traced)
+//              merged, folded or traced); Collective (exchanges data with
+//              the other processes of the job, kernels/comm/: never
+//              merged or folded, and every process runs the same ones in
+//              the same order)
 // and, by naming convention, two functions of the group file that implements
 // it (elementwise.cpp, reduce.cpp, movement.cpp, ...):
 //   void infer_<name>(const InferArgs&)   dtype/shape inference; throws
@@ -44,7 +47,7 @@
 namespace msl::kernels {
 
 enum class PrimKind : uint8_t { Compute, View, InPlace };
-enum class PrimTrait : uint8_t { None, Elementwise, Random };
+enum class PrimTrait : uint8_t { None, Elementwise, Random, Collective };
 
 // clang-format off
 #define MSL_PRIMITIVES(X) \
@@ -141,6 +144,11 @@ enum class PrimTrait : uint8_t { None, Elementwise, Random };
   X(dropout,      1, 2, Compute, "keep_prob:float seed:int offset:int", Random) \
   X(random_uniform, 0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int", Random) \
   X(random_normal,  0, 1, Compute, "shape:ints dtype:dtype seed:int offset:int", Random) \
+  /* collectives across the job's processes (collective.cpp, kernels/comm/) */ \
+  X(all_reduce,   1, 1, Compute, "op:str group:str", Collective) \
+  X(all_gather,   1, 1, Compute, "group:str", Collective) \
+  X(reduce_scatter, 1, 1, Compute, "op:str group:str", Collective) \
+  X(broadcast,    1, 1, Compute, "root:int group:str", Collective) \
   /* effects: optimizer updates (also write input 1), assign */ \
   X(apply_momentum, 5, 1, InPlace, "use_nesterov:bool gradient_scale:float weight_decay:float", None) \
   X(apply_adam,   8, 1, InPlace, "gradient_scale:float weight_decay:float decoupled:bool", None) \
@@ -197,6 +205,7 @@ void set_device_kernel(Prim p, DeviceType d, KernelFn fn);
 inline const char* prim_name(Prim p) { return prim_def(p).name; }
 inline bool is_elementwise(Prim p) { return prim_def(p).trait == PrimTrait::Elementwise; }
 inline bool is_random(Prim p) { return prim_def(p).trait == PrimTrait::Random; }
+inline bool is_collective(Prim p) { return prim_def(p).trait == PrimTrait::Collective; }
 bool find_prim(std::string_view name, Prim& out);
 // The parsed attribute declarations of a primitive.
 const std::vector<AttrSpec>& prim_attrs(Prim p);

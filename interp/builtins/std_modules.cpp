@@ -17,6 +17,7 @@ void init_module_msl_dataset(Interp& I, Module& m);
 void init_module_msl_summary(Interp& I, Module& m);
 void init_module_numpy_native(Interp& I, Module& m);
 void init_module_msl_profiler(Interp& I, Module& m);
+void init_module_msl_comm(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
   I.register_native_module("math", init_module_math);
@@ -32,6 +33,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("msl._summary", init_module_msl_summary);
   I.register_native_module("numpy._native", init_module_numpy_native);
   I.register_native_module("msl._profiler", init_module_msl_profiler);
+  I.register_native_module("msl._comm", init_module_msl_comm);
 }
 
 }  // namespace msl

@@ -212,7 +212,8 @@ Value prim_call(Interp& I, Args& a, Object* data) {
   }
   // A random draw inside a trace is recorded there even without a traced
   // input: made now, it would be a constant every run of the graph replays.
-  if (traced || (is_random(p) && trace::active())) return trace::apply_prim(I, p, in_values, attrs);
+  // So is a collective, which must exchange data every run.
+  if (traced || ((is_random(p) || kernels::is_collective(p)) && trace::active())) return trace::apply_prim(I, p, in_values, attrs);
   if (is_random(p)) random_attrs(I, p, in, attrs);
 
   std::vector<Tensor> outs;

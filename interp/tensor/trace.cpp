@@ -191,8 +191,8 @@ Value apply_prim(Interp& I, Prim p, std::span<const Value> inputs, const Attrs& 
   // (kernels::draw_random_attrs), as PyNative does per call. So one on
   // constant inputs (ops.uniform(shape, a, b) in a construct) goes into the
   // innermost trace too, where every other primitive on constants is
-  // computed now.
-  if (!first && !(kernels::is_random(p) && !tl_stack.empty()))
+  // computed now. A collective likewise: every run must exchange data.
+  if (!first && !((kernels::is_random(p) || kernels::is_collective(p)) && !tl_stack.empty()))
     raise_exc(I, "RuntimeError", fmt::format("trace: {}() has no traced input", def.name));
   std::shared_ptr<TraceState> s = first ? usable(I, *first).trace : tl_stack.back();
   if (first && def.kind == PrimKind::InPlace)

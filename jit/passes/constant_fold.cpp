@@ -18,7 +18,9 @@ using kernels::Tensor;
 namespace {
 
 bool foldable_prim(const PrimRef& p) {
-  if (kernels::is_random(p.prim)) return false;
+  // A collective on constants still exchanges data at run time: every
+  // process must make the same calls, and a cached graph would skip them.
+  if (kernels::is_random(p.prim) || kernels::is_collective(p.prim)) return false;
   const kernels::PrimDef& def = kernels::prim_def(p.prim);
   return def.kind != kernels::PrimKind::InPlace && def.outputs == 1;
 }

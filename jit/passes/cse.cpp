@@ -28,10 +28,10 @@ std::string const_key(const ConstValue& v) {
   return key + const_value_str(v);
 }
 
-bool is_random(const Node* n) {
+// Random draws and collectives: two equal calls are two different events.
+bool is_event(const Node* n) {
   const PrimRef* p = n->is_apply() ? n->callee()->as_prim() : nullptr;
-  using kernels::Prim;
-  return p && kernels::is_random(p->prim);
+  return p && (kernels::is_random(p->prim) || kernels::is_collective(p->prim));
 }
 
 // Whether calling `g` twice with the same arguments surely gives the same
@@ -46,7 +46,7 @@ bool is_pure_graph(const FuncGraph* g, std::unordered_map<const FuncGraph*, bool
     for (Node* n : topo_order(*h)) {
       if (!pure) break;
       if (!n->is_apply()) continue;
-      if (is_effect(n) || is_random(n)) pure = false;
+      if (is_effect(n) || is_event(n)) pure = false;
       else if (FuncGraph* callee = n->callee()->as_graph()) pure = is_pure_graph(callee, memo);
       else if (!n->callee()->is_constant() || n->callee()->as_host()) pure = false;
     }
@@ -55,7 +55,7 @@ bool is_pure_graph(const FuncGraph* g, std::unordered_map<const FuncGraph*, bool
 }
 
 bool never_merged(const Node* n, std::unordered_map<const FuncGraph*, bool>& pure_memo) {
-  if (is_effect(n) || is_random(n)) return true;
+  if (is_effect(n) || is_event(n)) return true;
   const Node* callee = n->callee();
   if (!callee->is_constant()) return true;  // a computed function: unknown body
   if (callee->as_host()) return true;       // host code may have effects
