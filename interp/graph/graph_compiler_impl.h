@@ -205,6 +205,8 @@ class GraphCompiler {
   std::optional<jit::AbsValue> host_type(const ir::HostRef& h, const std::vector<jit::AbsValue>& args);
   // The type of a traceable call of constants whose result a trace cannot
   // return (a class, a dtype): the result itself, or nullopt.
+  // isinstance(v, classinfo) decided from v's type, when it can be.
+  std::optional<jit::AbsValue> isinstance_type(const HostValue& hv, const std::vector<jit::AbsValue>& args);
   std::optional<jit::AbsValue> constant_call_type(const HostValue& hv, const std::vector<trace::TraceInput>& inputs);
 
  private:

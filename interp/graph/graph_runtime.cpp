@@ -317,6 +317,7 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
       dtype.host = host_ref(I, dtype_value(tensor_cls, t->dtype));
       return jit::AbsValue(jit::AbsFunc{{std::move(dtype)}});
     }
+  if (std::optional<jit::AbsValue> r = isinstance_type(*hv, args)) return r;
   // A gradient function (a training step's value_and_grad): tracing it
   // would compile its gradient graph for untyped tracer arguments; the
   // expansion puts the graph itself in, typed.
@@ -346,6 +347,64 @@ std::optional<jit::AbsValue> GraphCompiler::host_type(const ir::HostRef& h, cons
   if (!result && tensor_args.empty()) result = constant_call_type(*hv, inputs);
   host_types_.emplace(key.str(), result);
   return result;
+}
+
+std::optional<jit::AbsValue> GraphCompiler::isinstance_type(const HostValue& hv,
+                                                             const std::vector<jit::AbsValue>& args) {
+  // isinstance(v, classinfo) with v's class known from its type: a tensor
+  // is a Tensor, a tuple a tuple, a scalar its kind's class. The answer is
+  // then a constant, so `if isinstance(y, tuple):` picks its branch when
+  // the graph compiles, as MindSpore's graph mode does. Unknown (left to
+  // run) when the class asked for is a Tensor subclass (is this tensor a
+  // Parameter?) or when a tuple might have been a list.
+  if (!hv.value().is(Kind::Native) || hv.value().as<Native>()->name != "isinstance" || args.size() != 2)
+    return std::nullopt;
+  Class* cls = nullptr;
+  if (args[0].is<jit::AbsTensor>()) {
+    cls = tensor_cls;
+  } else if (args[0].is<jit::AbsTuple>()) {
+    cls = I.cls_tuple.get();
+  } else if (auto s = args[0].get_if<jit::AbsScalar>()) {
+    switch (s->kind) {
+      case jit::ScalarKind::Bool: cls = I.cls_bool.get(); break;
+      case jit::ScalarKind::Int: cls = I.cls_int.get(); break;
+      case jit::ScalarKind::Float: cls = I.cls_float.get(); break;
+      case jit::ScalarKind::Str: cls = I.cls_str.get(); break;
+      case jit::ScalarKind::None: cls = I.cls_none.get(); break;
+    }
+  }
+  if (cls == nullptr) return std::nullopt;
+  // classinfo: a class, or a tuple of them (a host tuple, or a graph tuple
+  // of host classes).
+  auto host_value = [](const jit::AbsValue& v) -> const HostValue* {
+    auto f = v.get_if<jit::AbsFunc>();
+    if (!f || f->callees.size() != 1 || f->callees[0].kind != jit::AbsCallee::Kind::Host || !f->callees[0].bound.empty())
+      return nullptr;
+    return dynamic_cast<const HostValue*>(f->callees[0].host.get());  // a class is callable: not host_data
+  };
+  std::vector<Value> classes;
+  if (auto t = args[1].get_if<jit::AbsTuple>()) {
+    for (const jit::AbsValue& item : t->items) {
+      const HostValue* h = host_value(item);
+      if (!h) return std::nullopt;
+      classes.push_back(h->value());
+    }
+  } else if (const HostValue* h = host_value(args[1])) {
+    if (h->value().is(Kind::Class)) classes.push_back(h->value());
+    else if (h->value().is(Kind::Tuple)) classes = static_cast<Tuple*>(h->value().obj())->items;
+    else return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  bool answer = false;
+  for (const Value& c : classes) {
+    if (!c.is(Kind::Class)) return std::nullopt;
+    auto* k = static_cast<Class*>(c.obj());
+    if (k != tensor_cls && k->is_subclass_of(tensor_cls)) return std::nullopt;
+    if (k == I.cls_list.get() && cls == I.cls_tuple.get()) return std::nullopt;
+    answer = answer || cls->is_subclass_of(k);
+  }
+  return jit::abs_const(answer);
 }
 
 std::optional<jit::AbsValue> GraphCompiler::constant_call_type(const HostValue& hv,

@@ -1,0 +1,22 @@
+# Data-parallel tests (label `dist`): two processes under `msl launch`
+# (mpirun) on this machine, one kernel thread each (tests/dist/run.sh).
+#   dist/<name>     tests/dist/<name>.msl, each rank checking itself
+#   dist.kill       a killed rank ends the job fast, with the rank named
+#   dist.timeout    a rank that never joins ends the job after the timeout
+# Registered when the MPI back end is built and mpirun exists. Each takes
+# both cores (PROCESSORS 2), so ctest -j2 runs them one at a time.
+find_program(MSL_MPIRUN mpirun)
+if(MSL_HAVE_MPI AND MSL_MPIRUN)
+  set(run ${CMAKE_CURRENT_LIST_DIR}/dist/run.sh)
+  file(GLOB MSL_DIST_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/dist/*.msl)
+  list(REMOVE_ITEM MSL_DIST_TESTS ${CMAKE_CURRENT_LIST_DIR}/dist/rank_stops.msl)
+  foreach(test_file IN LISTS MSL_DIST_TESTS)
+    get_filename_component(test_case ${test_file} NAME_WLE)
+    add_test(NAME dist/${test_case} COMMAND bash ${run} $<TARGET_FILE:msl> script ${test_file})
+  endforeach()
+  add_test(NAME dist.kill COMMAND bash ${run} $<TARGET_FILE:msl> kill)
+  add_test(NAME dist.timeout COMMAND bash ${run} $<TARGET_FILE:msl> timeout)
+  get_property(dist_tests DIRECTORY PROPERTY TESTS)
+  list(FILTER dist_tests INCLUDE REGEX "^dist[/.]")
+  set_tests_properties(${dist_tests} PROPERTIES LABELS dist PROCESSORS 2 TIMEOUT 300)
+endif()
