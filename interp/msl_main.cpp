@@ -431,6 +431,9 @@ int main(int argc, char** argv) {
     std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     return msl::launch_command(std::vector<std::string>(argv + 2, argv + argc), ec ? argv[0] : self);
   }
+  // One process of a job under mpirun: RANK_ID, RANK_SIZE, DEVICE_ID for
+  // scripts written for MindSpore's launchers (before any thread starts).
+  msl::kernels::comm::export_launcher_environment();
   Job job;
   job.cl = parse_args(argc, argv);
   // SIGINT goes to the interpreter's thread, not to this one, which only

@@ -14,6 +14,9 @@ if(MSL_HAVE_MPI AND MSL_MPIRUN)
     get_filename_component(test_case ${test_file} NAME_WLE)
     add_test(NAME dist/${test_case} COMMAND bash ${run} $<TARGET_FILE:msl> script ${test_file})
   endforeach()
+  # The seed book's listings read the CIFAR-10 fixture of the port tests.
+  set_tests_properties(dist/book_listings PROPERTIES FIXTURES_REQUIRED msl_port_data ENVIRONMENT
+                       "PORT_DATA=${MSL_PORT_DATA};DIST_OUT=${CMAKE_CURRENT_BINARY_DIR}/dist_out/book_listings")
   add_test(NAME dist.kill COMMAND bash ${run} $<TARGET_FILE:msl> kill)
   add_test(NAME dist.timeout COMMAND bash ${run} $<TARGET_FILE:msl> timeout)
   get_property(dist_tests DIRECTORY PROPERTY TESTS)

@@ -237,6 +237,21 @@ double timeout_seconds() {
   return seconds;
 }
 
+void export_launcher_environment() {
+  struct {
+    const char* ours;
+    const char* open_mpi;
+    const char* pmi;
+  } const vars[] = {{"RANK_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"},
+                    {"RANK_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"},
+                    {"DEVICE_ID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}};
+  for (const auto& v : vars) {
+    const char* from = std::getenv(v.open_mpi);
+    if (from == nullptr) from = std::getenv(v.pmi);
+    if (from != nullptr) ::setenv(v.ours, from, 0);
+  }
+}
+
 void init(const std::string& backend) {
   State& s = state();
   if (s.initialized) return;

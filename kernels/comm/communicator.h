@@ -65,6 +65,12 @@ int inference_size(const std::string& group);
 
 double timeout_seconds();
 
+// Under an MPI launcher, sets the variables MindSpore's launchers give each
+// process and its scripts read before init() (`int(os.environ["DEVICE_ID"])`):
+// RANK_ID (world rank), RANK_SIZE, DEVICE_ID (rank on this machine), where
+// they are not set already. msl calls it at start.
+void export_launcher_environment();
+
 // The collectives over contiguous host tensors of one dtype (`out` is
 // allocated by the caller; shapes were checked by inference):
 //   all_reduce      out = op over ranks of in (same shape)
