@@ -103,8 +103,11 @@ run() {
       compute-sanitizer --tool memcheck --error-exitcode 9 "$dir/bin/msl_gpu_tests" 2>&1 | tail -n 12
       echo "compute-sanitizer memcheck exit: ${PIPESTATUS[0]}"
     fi
-    for s in "$root"/tests/ops/context/device_target_gpu.msl; do
-      "$msl" --device gpu run "$s" 2>&1 | tail -n 5
+    # The collectives through NCCL on a world of one GPU (no MPI there;
+    # NCCL from the toolkit or PyTorch's wheel).
+    nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+    for s in "$root"/tests/ops/context/device_target_gpu.msl "$root"/tests/dist/collectives.msl "$root"/tests/dist/collective_grads.msl; do
+      LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${nccl_dir:+:$nccl_dir}" "$msl" --device gpu run "$s" 2>&1 | tail -n 5
       echo "$(basename "$s") exit: ${PIPESTATUS[0]}"
     done
     echo '```'

@@ -74,6 +74,12 @@ int start(int code, MPI_Request request, MslCommRequest** out, const char* what,
 }
 
 int init(char* err, size_t errlen) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    std::snprintf(err, errlen, "init: MPI cannot be started again in a process after release()");
+    return 1;
+  }
   int inited = 0;
   MPI_Initialized(&inited);
   if (!inited) {

@@ -108,6 +108,7 @@ void register_cuda_kernels() {
     register_sort_kernels();
     register_optimizer_kernels();
     register_random_kernels();
+    register_collective_kernels();
   });
 }
 

@@ -7,7 +7,8 @@
 // pad), NumPy-style indexing (gather_nd, the tensor scatters, nonzero,
 // masked_fill, strided_slice_update: indexing_cuda.h), sort (a stable
 // merge sort per row: sort_cuda.h), optimizer updates,
-// random (the CPU's Philox stream), pooling and batch norm; assign, cast,
+// random (the CPU's Philox stream), pooling and batch norm, the
+// collectives (NCCL); assign, cast,
 // to_blocked and from_blocked are the strided copy (copy_cuda.h); the
 // views are the CPU's kernels, which only make geometry; matmul and
 // matmul_bias go through cuBLASLt, conv2d and its gradients through cuDNN,
@@ -32,5 +33,8 @@ void register_fused_conv_kernels();
 void register_pool_kernels();
 // batch_norm and its gradient (batch_norm_cuda.h, batch_norm_launch.cpp).
 void register_batch_norm_kernels();
+// all_reduce, all_gather, reduce_scatter, broadcast through NCCL
+// (collective_launch.cpp).
+void register_collective_kernels();
 
 }  // namespace msl::kernels::cuda
