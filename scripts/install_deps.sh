@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config antlr4 libantlr4-runtime-dev libedit-dev
           libfmt-dev doctest-dev libdnnl-dev python3
           libprotobuf-dev protobuf-compiler zlib1g-dev libjpeg62-turbo-dev libpng-dev
-          dataset-fashion-mnist llvm-19-dev libzstd-dev libopenmpi-dev openmpi-bin)
+          dataset-fashion-mnist llvm-19-dev libzstd-dev libopenmpi-dev openmpi-bin libonnx-dev python3-onnx)
 [ $# -gt 0 ] && packages=("$@")
 
 missing=()

@@ -18,6 +18,7 @@ void init_module_msl_summary(Interp& I, Module& m);
 void init_module_numpy_native(Interp& I, Module& m);
 void init_module_msl_profiler(Interp& I, Module& m);
 void init_module_msl_comm(Interp& I, Module& m);
+void init_module_msl_export(Interp& I, Module& m);
 
 void register_std_modules(Interp& I) {
   I.register_native_module("math", init_module_math);
@@ -34,6 +35,7 @@ void register_std_modules(Interp& I) {
   I.register_native_module("numpy._native", init_module_numpy_native);
   I.register_native_module("msl._profiler", init_module_msl_profiler);
   I.register_native_module("msl._comm", init_module_msl_comm);
+  I.register_native_module("msl._export", init_module_msl_export);
 }
 
 }  // namespace msl

@@ -80,7 +80,7 @@ ir::Node* input_node(Interp& I, TraceState& s, const Value& v, DType like, const
     spec = t.spec;
     return t.node;
   }
-  if (is_tensor(v) && tensor_obj(v)->param) frozen_parameter(I, s, v);
+  if (is_tensor(v) && tensor_obj(v)->param && !s.freeze_parameters) frozen_parameter(I, s, v);
   Tensor c;
   if (!operand_tensor(I, v, like, c, def.name))
     raise_type_error(I, fmt::format("{}() tensor argument {} must be a Tensor, a number or a list, not {}", def.name,
@@ -94,7 +94,7 @@ ir::Node* output_node(Interp& I, TraceState& s, const Value& v) {
   I.check_stack();
   ir::FuncGraph& g = *s.graph;
   if (is_tracer(v)) return usable(I, v).node;
-  if (is_tensor(v) && tensor_obj(v)->param) frozen_parameter(I, s, v);
+  if (is_tensor(v) && tensor_obj(v)->param && !s.freeze_parameters) frozen_parameter(I, s, v);
   if (is_tensor(v)) return g.constant(tensor_of(v));
   if (v.is_none()) return g.constant(ir::NoneValue{});
   if (v.is_bool()) return g.constant(v.as_bool());
@@ -241,8 +241,10 @@ Value filled_like(Interp& I, const Value& like, DType dtype, const Value& fill) 
 // ----------------------------------------------------------- trace_function
 
 ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const std::vector<TraceInput>& args,
-                              const std::vector<std::pair<std::string, Value>>& kwargs, const std::string& name) {
+                              const std::vector<std::pair<std::string, Value>>& kwargs, const std::string& name,
+                              bool freeze_parameters) {
   auto state = std::make_shared<TraceState>();
+  state->freeze_parameters = freeze_parameters;
   state->fn_name = function_name(fn, name);
   state->tensor_cls = tensor_class(I);
   std::function<void(const TraceInput&, size_t)> check = [&](const TraceInput& in, size_t i) {

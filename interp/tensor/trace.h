@@ -100,8 +100,12 @@ void tensor_leaves(ir::FuncGraph* g, ir::Node* arg, const TraceInput& in, std::v
 // (MslError) when fn fails or does something a trace cannot capture; the
 // graph made so far then stays in `m` (a module never deletes graphs),
 // returning None and flagged trace_failed=True, so the module still verifies.
+// With `freeze_parameters`, Parameters the function reads become tensor
+// constants (their current values: an exported inference graph) instead of
+// an error.
 ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const std::vector<TraceInput>& args,
-                              const std::vector<std::pair<std::string, Value>>& kwargs, const std::string& name);
+                              const std::vector<std::pair<std::string, Value>>& kwargs, const std::string& name,
+                              bool freeze_parameters = false);
 
 // --------------------------------------------------------------------------
 // Hooks for the tensor binding (module_msl_core.cpp, tensor_*.cpp).
@@ -111,6 +115,7 @@ struct TraceState {
   std::string fn_name;                // the traced function, for messages
   ir::FuncGraph* graph = nullptr;     // null once the trace has ended
   TensorClass* tensor_cls = nullptr;  // the class of the tracers
+  bool freeze_parameters = false;     // Parameters read become constants (trace_function)
 };
 
 // The tracer `v` checked for use now: RuntimeError when its trace has ended
