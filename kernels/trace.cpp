@@ -141,7 +141,12 @@ std::string stop_trace(std::string* table) {
     std::string args = e.args;
     if (e.n_inputs >= 0) {
       std::string shapes;
-      for (int i = 0; i < e.n_inputs; ++i) shapes += (i ? " " : "") + e.inputs[i].str();
+      for (int i = 0; i < e.n_inputs; ++i) {
+        // Two appends, not `(i ? " " : "") + str`: GCC 12 warns falsely
+        // (-Wrestrict) on that operator+.
+        if (i) shapes += ' ';
+        shapes += e.inputs[i].str();
+      }
       args = "\"inputs\": " + json_quote(shapes) + ", \"site\": " + json_quote(site_text(e));
     }
     out += fmt::format(",\n{{\"name\": {}, \"cat\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {:.3f}, "

@@ -56,25 +56,16 @@ Value f_timeout(Interp& I, Args& a, Object*) {
   return Value::number(comm::timeout_seconds());
 }
 
-Value f_rank(Interp& I, Args& a, Object*) {
-  std::string g = group_arg(I, "rank", a);
-  return Value::integer(kernel_call(I, [&] { return comm::rank(g); }));
+// rank(group), size(group), local_rank(group), local_size(group).
+Value group_query(Interp& I, Args& a, const char* fname, int (*query)(const std::string&)) {
+  std::string g = group_arg(I, fname, a);
+  return Value::integer(kernel_call(I, [&] { return query(g); }));
 }
 
-Value f_size(Interp& I, Args& a, Object*) {
-  std::string g = group_arg(I, "size", a);
-  return Value::integer(kernel_call(I, [&] { return comm::size(g); }));
-}
-
-Value f_local_rank(Interp& I, Args& a, Object*) {
-  std::string g = group_arg(I, "local_rank", a);
-  return Value::integer(kernel_call(I, [&] { return comm::local_rank(g); }));
-}
-
-Value f_local_size(Interp& I, Args& a, Object*) {
-  std::string g = group_arg(I, "local_size", a);
-  return Value::integer(kernel_call(I, [&] { return comm::local_size(g); }));
-}
+Value f_rank(Interp& I, Args& a, Object*) { return group_query(I, a, "rank", comm::rank); }
+Value f_size(Interp& I, Args& a, Object*) { return group_query(I, a, "size", comm::size); }
+Value f_local_rank(Interp& I, Args& a, Object*) { return group_query(I, a, "local_rank", comm::local_rank); }
+Value f_local_size(Interp& I, Args& a, Object*) { return group_query(I, a, "local_size", comm::local_size); }
 
 Value f_create_group(Interp& I, Args& a, Object*) {
   Value v[2];
