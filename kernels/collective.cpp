@@ -56,7 +56,11 @@ void infer_all_gather(const InferArgs& a) {
   const TensorSpec& x = a.in[0];
   if (x.shape.size() == 0) throw ShapeError("all_gather: the input must have at least one dimension");
   Dims shape = x.shape;
-  shape[0] *= comm::inference_size(group_attr(a.attrs));
+  int64_t n = 0;
+  if (__builtin_mul_overflow(shape[0], static_cast<int64_t>(comm::inference_size(group_attr(a.attrs))), &n) ||
+      n > (int64_t{1} << 40))
+    throw ShapeError(fmt::format("all_gather: gathering {} from every process is too large", x.shape.str()));
+  shape[0] = n;
   a.out[0] = {x.dtype, shape};
 }
 
