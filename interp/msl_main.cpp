@@ -93,7 +93,9 @@ const char* kUsage =
     "  --emit STAGE            print a stage of FILE instead of running it: tokens, ast,\n"
     "                          anf (lowered graphs), anf-opt (after clean-up), grad,\n"
     "                          llvm (runs FILE; prints each fused loop's LLVM IR),\n"
-    "                          cuda (runs FILE; prints each graph's CUDA kernels)\n"
+    "                          cuda (runs FILE; prints each graph's CUDA kernels),\n"
+    "                          subgraphs (runs FILE; prints each graph's identical\n"
+    "                          sub-graphs, the repeated Cells, as JSON)\n"
     "  --print-after PASS      print the IR after a compiler pass (or 'all') to stderr\n"
     "  --graph-target auto|cuda\n"
     "                          compile graph mode for the arguments' device (default),\n"
@@ -156,8 +158,9 @@ CommandLine parse_args(int argc, char** argv) {
     } else if (is("--emit")) {
       cl.emit = value("--emit");
       if (cl.emit != "tokens" && cl.emit != "ast" && cl.emit != "anf" && cl.emit != "anf-opt" && cl.emit != "grad" &&
-          cl.emit != "llvm" && cl.emit != "cuda")
-        usage_error("unknown --emit stage '" + cl.emit + "' (available: tokens, ast, anf, anf-opt, grad, llvm, cuda)");
+          cl.emit != "llvm" && cl.emit != "cuda" && cl.emit != "subgraphs")
+        usage_error("unknown --emit stage '" + cl.emit +
+                    "' (available: tokens, ast, anf, anf-opt, grad, llvm, cuda, subgraphs)");
     } else if (is("--print-after")) {
       cl.print_after = value("--print-after");
     } else if (is("--graph-target")) {
@@ -259,6 +262,7 @@ int run_job(const CommandLine& cl) {
   // --emit=llvm runs the program: clusters are generated as it compiles.
   opts.emit_llvm = cl.emit == "llvm";
   opts.emit_cuda = cl.emit == "cuda";
+  opts.emit_subgraphs = cl.emit == "subgraphs";
   opts.graph_target = opts.emit_cuda ? "cuda" : cl.graph_target;
   if (!cl.print_after.empty() && cl.print_after != "all") {
     const auto names = msl::jit::all_pass_names();
@@ -292,7 +296,7 @@ int run_job(const CommandLine& cl) {
   }
   auto source = std::make_shared<msl::SourceFile>(name, std::move(text));
 
-  if (!cl.emit.empty() && !opts.emit_llvm && !opts.emit_cuda) {
+  if (!cl.emit.empty() && !opts.emit_llvm && !opts.emit_cuda && !opts.emit_subgraphs) {
     std::vector<msl::Diagnostic> errors;
     std::string out;
     if (cl.emit == "tokens") {
@@ -331,10 +335,11 @@ int run_job(const CommandLine& cl) {
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       try {
-        std::string table;
-        std::string json = msl::kernels::stop_trace(&table);
+        std::string table, cells;
+        std::string json = msl::kernels::stop_trace(&table, &cells);
         msl::checkpoint::write_file_atomically((std::filesystem::path(dir) / "trace.json").string(), json);
         msl::checkpoint::write_file_atomically((std::filesystem::path(dir) / "op_statistic.txt").string(), table);
+        msl::checkpoint::write_file_atomically((std::filesystem::path(dir) / "cell_statistic.txt").string(), cells);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "msl: error: --profile=trace: %s\n", e.what());
       }

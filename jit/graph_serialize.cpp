@@ -46,6 +46,7 @@ void put_loc(std::string& s, const ir::Loc& l) {
   put_str(s, l.file ? std::string_view(*l.file) : std::string_view());
   put<uint32_t>(s, l.line);
   put<uint32_t>(s, l.col);
+  put_str(s, l.scope ? std::string_view(*l.scope) : std::string_view());
 }
 void put_dims(std::string& s, const kernels::Dims& d) {
   put<uint8_t>(s, static_cast<uint8_t>(d.size()));
@@ -179,10 +180,10 @@ struct Reader {
 };
 
 bool get_loc(Reader& r, ir::IrModule& m, ir::Loc& loc) {
-  std::string file;
+  std::string file, scope;
   uint32_t line = 0, col = 0;
-  if (!r.get_str(file) || !r.get(line) || !r.get(col)) return false;
-  loc = file.empty() ? ir::Loc{} : m.loc(file, line, col);
+  if (!r.get_str(file) || !r.get(line) || !r.get(col) || !r.get_str(scope)) return false;
+  loc = m.with_scope(file.empty() ? ir::Loc{} : m.loc(file, line, col), scope);
   return true;
 }
 

@@ -47,7 +47,8 @@
 namespace msl::jit {
 
 // 2: a fused loop's input and sum patterns carry their lane (EwIndexing).
-inline constexpr uint32_t kGraphFormatVersion = 2;
+// 3: a location carries its Cell scope (ir::Loc::scope).
+inline constexpr uint32_t kGraphFormatVersion = 3;
 
 // The bytes of flat graph `g`, or nullopt with `why` set when `g` is not a
 // flat graph of primitives (see above).

@@ -32,6 +32,7 @@ struct Event {
   uint32_t tid = 0;
   const std::string* site_file = nullptr;
   uint32_t site_line = 0;
+  const std::string* scope = nullptr;  // the Cell (kernels/op_site.h)
   int n_inputs = 0;  // shapes kept (the first kShapesKept; -1: none, use args)
   Dims inputs[kShapesKept];
   std::string args;
@@ -51,6 +52,9 @@ void with_site(Event& e) {
   if (const OpSite* s = current_op_site()) {
     e.site_file = s->file();
     e.site_line = s->line();
+    e.scope = s->scope();
+  } else {
+    e.scope = current_cell_scope();
   }
 }
 
@@ -87,6 +91,42 @@ std::string kernel_table(const std::vector<Event>& events) {
     out += fmt::format("{:<36}{:>10}{:>12.3f}{:>12.2f}{:>7.1f}%\n", r.name, r.calls, r.ns / 1e6,
                        r.ns / 1e3 / static_cast<double>(r.calls), total ? 100.0 * static_cast<double>(r.ns) / total : 0.0);
   out += fmt::format("{:<36}{:>10}{:>12.3f}\n", "all kernels", "", total / 1e6);
+  return out;
+}
+
+// The kernels' time by Cell scope, as MindInsight lists it: for each scope
+// that ran kernels or holds scopes that did, its total (its own kernels and
+// its sub-Cells') and its own; slowest total first, the share of all
+// kernel time.
+std::string cell_table(const std::vector<Event>& events) {
+  struct Row {
+    int64_t calls = 0, self_ns = 0, total_ns = 0;
+  };
+  std::map<std::string, Row> rows;
+  int64_t total = 0;
+  for (const Event& e : events) {
+    if (std::string_view(e.category) != "kernel") continue;
+    total += e.dur_ns;
+    std::string scope = e.scope ? *e.scope : "(no Cell)";
+    Row& own = rows[scope];
+    ++own.calls;
+    own.self_ns += e.dur_ns;
+    // Every enclosing scope ("Default/a-A/b-B" is in "Default/a-A" and "Default").
+    for (std::string prefix = scope;;) {
+      rows[prefix].total_ns += e.dur_ns;
+      size_t cut = prefix.rfind('/');
+      if (cut == std::string::npos) break;
+      prefix.resize(cut);
+    }
+  }
+  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.total_ns != b.second.total_ns ? a.second.total_ns > b.second.total_ns : a.first < b.first;
+  });
+  std::string out = fmt::format("{:<60}{:>9}{:>12}{:>12}{:>8}\n", "cell", "kernels", "total ms", "self ms", "%");
+  for (const auto& [scope, r] : sorted)
+    out += fmt::format("{:<60}{:>9}{:>12.3f}{:>12.3f}{:>7.1f}%\n", scope, r.calls, r.total_ns / 1e6, r.self_ns / 1e6,
+                       total ? 100.0 * static_cast<double>(r.total_ns) / total : 0.0);
   return out;
 }
 
@@ -128,10 +168,11 @@ void trace_kernel(Prim p, std::span<const Tensor> in, int64_t start_ns, int64_t 
   append(std::move(e));
 }
 
-std::string stop_trace(std::string* table) {
+std::string stop_trace(std::string* table, std::string* cells) {
   trace_detail::enabled.store(false, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g_mu);
   if (table) *table = kernel_table(g_events);
+  if (cells) *cells = cell_table(g_events);
   int64_t origin = g_events.empty() ? 0 : g_events.front().start_ns;
   for (const Event& e : g_events) origin = std::min(origin, e.start_ns);
   // Microseconds with nanosecond decimals, as the format expects.
@@ -148,6 +189,7 @@ std::string stop_trace(std::string* table) {
         shapes += e.inputs[i].str();
       }
       args = "\"inputs\": " + json_quote(shapes) + ", \"site\": " + json_quote(site_text(e));
+      if (e.scope) args += ", \"scope\": " + json_quote(*e.scope);
     }
     out += fmt::format(",\n{{\"name\": {}, \"cat\": \"{}\", \"ph\": \"X\", \"pid\": 1, \"tid\": {}, \"ts\": {:.3f}, "
                        "\"dur\": {:.3f}, \"args\": {{{}}}}}",

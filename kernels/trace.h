@@ -29,8 +29,10 @@ void start_trace();
 // Stops recording and returns the timeline as Chrome Trace Event JSON;
 // `table` (when given) gets the kernels' table from the same events: each
 // kernel or fused loop by name, with calls, total and mean time and share,
-// slowest first.
-std::string stop_trace(std::string* table = nullptr);
+// slowest first; `cells` the Cells' table: kernel time by Cell scope
+// ("Default/network-WithLossCell/conv1-Conv2d"), with and without the
+// Cell's sub-Cells, as MindInsight shows it.
+std::string stop_trace(std::string* table = nullptr, std::string* cells = nullptr);
 // A monotonic clock in nanoseconds (the events' time base).
 int64_t trace_clock_ns();
 // Records a complete event; `args_json` is a JSON object's members

@@ -97,6 +97,9 @@ class Interp {
     bool emit_llvm = false;
     // msl --emit=cuda: print each graph's CUDA program (its fused kernels).
     bool emit_cuda = false;
+    // msl --emit=subgraphs: print each compiled graph's identical
+    // sub-graphs as JSON (jit/subgraphs.h).
+    bool emit_subgraphs = false;
     // msl --graph-target: "auto" compiles graph mode for the arguments'
     // device; "cuda" for the GPU whatever the device (--emit=cuda implies
     // it): the GPU's passes, every fused kernel compiled by NVRTC, so the

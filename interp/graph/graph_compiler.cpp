@@ -99,6 +99,30 @@ struct GraphCompiler::Session {
   // specific to its instance.
   std::map<std::pair<const Object*, const Object*>, std::unique_ptr<char>> keys;
   int sequence_depth = 0;
+  // Cell instance -> its scope (ir::Loc::scope): "Default" for the first
+  // Cell reached (the compiled Cell, or one a compiled function calls),
+  // then "/<attribute>-<Class>" per level, as MindSpore names scopes.
+  std::unordered_map<const Object*, std::string> scopes;
+
+  // The scope of Cell `cell`, naming its whole tree when it is the first
+  // Cell of this compilation seen.
+  const std::string& scope_of(const Value& cell) {
+    if (auto it = scopes.find(cell.obj()); it != scopes.end()) return it->second;
+    name_scopes(cell, "Default", 0);
+    return scopes.at(cell.obj());
+  }
+
+  void name_scopes(const Value& cell, std::string scope, int depth) {
+    Interp& I = gc.I;
+    if (!scopes.emplace(cell.obj(), scope).second || depth > 64) return;
+    Value cells = I.getattr_or_undef(cell, I.intern("_cells"));
+    if (!cells.is(Kind::Dict)) return;
+    for (const Value& key : I.to_vector(cells)) {
+      Value child = I.getitem(cells, key);
+      if (!key.is(Kind::Str) || !child.is(Kind::Instance)) continue;
+      name_scopes(child, scope + "/" + static_cast<Str*>(key.obj())->s + "-" + I.type_name(child), depth + 1);
+    }
+  }
 
   Session(GraphCompiler& g, FuncGraph* r, size_t n)
       : gc(g), root(r), nargs(n), lowerer(g.module, std::make_shared<ir::LowerContext>()) {
@@ -374,6 +398,10 @@ ResolvedName GraphCompiler::Session::classify(const Value& v) {
 ir::ContextPtr GraphCompiler::Session::context_for(Function* fn, const Value& self) {
   auto ctx = std::make_shared<ir::LowerContext>();
   ctx->source = fn->code->source;
+  // A Cell's construct (or another method of it): its nodes carry the
+  // Cell's scope.
+  if (self.is(Kind::Instance) && gc.I.getattr_or_undef(self, gc.I.intern("_cells")).is(Kind::Dict))
+    ctx->scope = scope_of(self);
   if (ctx->source) gc.sources.emplace(ctx->source->name(), ctx->source);
   Ref<Function> keep(fn);
   Value self_v = self;
@@ -907,13 +935,31 @@ jit::BackendContext GraphCompiler::backend_context(const std::string& name, cons
   };
   ctx.after_pass = [this, name, &clock](const std::string& pass, const jit::Specialized& sp) {
     print_after(pass, sp);
-    if (pass == "expand") clock.mark("expand");
+    if (pass == "expand") {
+      clock.mark("expand");
+      report_subgraphs(sp);
+    }
     if (pass == "fuse_elementwise" && I.options().emit_llvm) emit_llvm(*sp.graph);
     if (pass == "compile_cuda" && I.options().emit_cuda) I.write_out(jit::fused_cuda_listing(*sp.graph));
     if (pass == "memory_plan") clock.mark("fuse");
   };
   ctx.debug = [this](const std::string& message) { debug(message); };
   return ctx;
+}
+
+void GraphCompiler::report_subgraphs(const jit::Specialized& sp) {
+  if (!I.options().emit_subgraphs && subgraph_reports == nullptr) return;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<jit::SubgraphGroup> groups = jit::find_identical_subgraphs(sp);
+  std::string json = jit::subgraphs_json(sp, groups);
+  if (I.options().emit_subgraphs) I.write_out(json);
+  if (subgraph_reports) {
+    std::string dot = jit::folded_dot(sp, groups);
+    size_t nodes = 0;
+    for (const ir::Node* n : ir::topo_order(*sp.graph)) nodes += n->is_apply();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    subgraph_reports->push_back({sp.graph->name(), nodes, seconds, std::move(groups), json, std::move(dot)});
+  }
 }
 
 const jit::Target& GraphCompiler::graph_target(const std::vector<jit::AbsValue>& sig) const {

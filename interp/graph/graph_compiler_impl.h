@@ -18,6 +18,7 @@
 #include "interp/tensor/trace.h"
 #include "jit/exec/executor.h"
 #include "jit/specialize.h"
+#include "jit/subgraphs.h"
 #include "jit/target.h"
 #include "lang/ad/grad.h"
 #include "lang/ir/ir_module.h"
@@ -110,6 +111,17 @@ class GraphCompiler {
   // Bumped when values graphs read at compile time change (Cell.set_train):
   // part of every cache key, so such changes recompile.
   int64_t generation = 0;
+  // msl.graph.find_identical_subgraphs: while set, each graph compiled
+  // gets its identical sub-graphs found (after expansion) and appended here.
+  struct SubgraphReport {
+    std::string graph;
+    size_t nodes = 0;      // its Apply nodes
+    double seconds = 0;    // finding the groups, writing the JSON and the drawing
+    std::vector<jit::SubgraphGroup> groups;
+    std::string json;
+    std::string dot;
+  };
+  std::vector<SubgraphReport>* subgraph_reports = nullptr;
   // save_graphs: the folder (empty: off) and the files written so far.
   std::string save_dir;
   int saved = 0;
@@ -143,6 +155,9 @@ class GraphCompiler {
                                       const WeightParams& weights, PhaseClock& clock);
   // --print-after for the passes after specialization: `sp` with types.
   void print_after(const std::string& pass, const jit::Specialized& sp);
+  // --emit=subgraphs and find_identical_subgraphs: the expanded graph's
+  // identical sub-graphs (jit/subgraphs.h).
+  void report_subgraphs(const jit::Specialized& sp);
   // The channel block graph mode keeps activations in (0: NCHW): the CPU's
   // unless msl --layout nchw; part of the disk cache's key.
   int layout_block() const;

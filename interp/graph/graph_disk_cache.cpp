@@ -116,7 +116,8 @@ bool GraphCompiler::disk_cache_usable() const {
   // Debug logging describes each compilation (signatures, memory plans),
   // so it compiles; --log-level info shows what the cache does.
   return disk_.enabled() && save_dir.empty() && I.options().print_after.empty() && !I.options().emit_llvm &&
-         !I.options().emit_cuda && I.options().log_level != 0;
+         !I.options().emit_cuda && !I.options().emit_subgraphs && subgraph_reports == nullptr &&
+         I.options().log_level != 0;
 }
 
 void GraphCompiler::cache_info(const std::string& message) {

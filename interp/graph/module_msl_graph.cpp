@@ -10,6 +10,8 @@
 //   cli_options()                    (mode, save_graphs dir or None, device target) from msl's command line
 //   compile_times()                  [(phase, ms)] of the last compilation
 //   invalidate()                     compile-time values changed: recompile on next calls
+//   find_subgraphs(fn, args)         calls fn(*args), compiling afresh, and returns each
+//                                    compiled graph's identical sub-graphs
 //   gradient_stats(grad_fn, *args)   (primitive applications, AD residue, IR, result) of
 //                                    the gradient specialized for args, library calls
 //                                    expanded, run on args
@@ -144,6 +146,58 @@ Value f_gradient_stats(Interp& I, Args& a, Object*) {
   return gradient_stats(I, a.pos[0], a.pos.subspan(1));
 }
 
+// find_subgraphs(fn, args): calls fn(*args) with every graph compiled
+// afresh (not from a cache) and returns, per compiled graph, a dict of its
+// identical sub-graphs (jit/subgraphs.h): graph, nodes, groups (dicts:
+// cell, nodes, count, signature, parent, members: [{scope, node_ids}]),
+// json and dot (the folded drawing).
+Value f_find_subgraphs(Interp& I, Args& a, Object*) {
+  Value v[2];
+  bind_positional(I, "find_subgraphs", a, 2, 2, v);
+  GraphCompiler& gc = compiler_of(I);
+  std::vector<GraphCompiler::SubgraphReport> reports;
+  auto* outer = gc.subgraph_reports;
+  gc.subgraph_reports = &reports;
+  ++gc.generation;  // compile again, so the passes run and report
+  std::vector<Value> args = I.to_vector(v[1]);
+  try {
+    I.call(v[0], std::span<Value>(args));
+  } catch (...) {
+    gc.subgraph_reports = outer;
+    throw;
+  }
+  gc.subgraph_reports = outer;
+  auto str = [](const std::string& s) { return Value::object(new Str(s)); };
+  auto dict = [&](std::vector<std::pair<const char*, Value>> items) {
+    Value d = Value::object(new Dict());
+    for (auto& [k, val] : items) I.setitem(d, str(k), val);
+    return d;
+  };
+  std::vector<Value> out;
+  for (const GraphCompiler::SubgraphReport& r : reports) {
+    std::vector<Value> groups;
+    for (const jit::SubgraphGroup& g : r.groups) {
+      std::vector<Value> members;
+      for (const jit::SubgraphMember& m : g.members) {
+        std::vector<Value> ids;
+        for (uint32_t id : m.node_ids) ids.push_back(Value::integer(id));
+        members.push_back(dict({{"scope", str(m.scope)}, {"node_ids", new_list(std::move(ids))}}));
+      }
+      groups.push_back(dict({{"cell", str(g.cell)},
+                             {"nodes", Value::integer(static_cast<int64_t>(g.nodes))},
+                             {"count", Value::integer(static_cast<int64_t>(g.members.size()))},
+                             {"signature", str(g.signature)},
+                             {"parent", g.parent < 0 ? Value::none() : Value::integer(g.parent)},
+                             {"members", new_list(std::move(members))}}));
+    }
+    out.push_back(dict({{"graph", str(r.graph)}, {"nodes", Value::integer(static_cast<int64_t>(r.nodes))},
+                        {"seconds", Value::number(r.seconds)},
+                        {"groups", new_list(std::move(groups))}, {"json", str(r.json)},
+                        {"dot", str(r.dot)}}));
+  }
+  return new_list(std::move(out));
+}
+
 // Values compiled graphs read at compile time changed (Cell.set_train):
 // later calls compile again.
 Value f_invalidate(Interp& I, Args& a, Object*) {
@@ -190,6 +244,7 @@ void init_module_msl_graph(Interp& I, Module& m) {
   I.def_native(&m, "jit", f_jit);
   I.def_native(&m, "grad_function", f_grad_function);
   I.def_native(&m, "ir_text", f_ir_text);
+  I.def_native(&m, "find_subgraphs", f_find_subgraphs);
   I.def_native(&m, "set_save_graphs", f_set_save_graphs);
   I.def_native(&m, "cli_options", f_cli_options);
   I.def_native(&m, "set_graph_mode", f_set_graph_mode);

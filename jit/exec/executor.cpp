@@ -179,7 +179,7 @@ RtValue at_site(const Node* site, F&& run) {
   if (!kernels::op_sites_wanted() || !site) return run();
   const ir::Loc* loc = &site->loc();
   if (!loc->valid() && site->graph()) loc = &site->graph()->loc();
-  kernels::OpSite at(loc->file, loc->line);
+  kernels::OpSite at(loc->file, loc->line, site->loc().scope);
   return run();
 }
 

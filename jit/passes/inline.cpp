@@ -31,7 +31,8 @@ std::vector<const FuncGraph*> referenced_graphs(const FuncGraph& c) {
 // Copies `c`'s body into `h` with its parameters bound to `args`, and
 // returns the copy of c's output (steps 1-4 of inline.h).
 // Copied nodes without a location (shared graphs such as a primitive's J
-// graph have none) take the call site's, so errors name a source line.
+// graph have none) take the call site's, so errors name a source line;
+// nodes without a Cell scope (a library helper's) take the call site's.
 Node* inline_body(IrModule& m, FuncGraph& h, const FuncGraph& c, const std::vector<Node*>& args, const Rewriter& rw,
                   const Loc& site) {
   std::unordered_map<const FuncGraph*, FuncGraph*> gmap{{&c, &h}};
@@ -64,7 +65,9 @@ Node* inline_body(IrModule& m, FuncGraph& h, const FuncGraph& c, const std::vect
       std::vector<Node*> ins;
       ins.reserve(n->inputs().size());
       for (Node* in : n->inputs()) ins.push_back(map_node(in));
-      nmap[n] = m.new_apply(copy, std::move(ins), n->name(), n->loc().valid() ? n->loc() : site);
+      Loc l = n->loc().valid() ? n->loc() : site;
+      if (!l.scope) l.scope = site.scope;  // a helper's nodes belong to the Cell that called it
+      nmap[n] = m.new_apply(copy, std::move(ins), n->name(), l);
     }
     if (old != &c && old->output()) copy->set_output(map_node(old->output()));
   }

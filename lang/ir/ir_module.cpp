@@ -67,9 +67,14 @@ FuncGraph* IrModule::find_graph(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-Loc IrModule::loc(std::string_view file, uint32_t line, uint32_t col) {
+Loc IrModule::loc(std::string_view file, uint32_t line, uint32_t col, std::string_view scope) {
   auto it = files_.insert(std::string(file)).first;
-  return Loc{&*it, line, col};
+  return with_scope(Loc{&*it, line, col}, scope);
+}
+
+Loc IrModule::with_scope(Loc l, std::string_view scope) {
+  l.scope = scope.empty() ? nullptr : &*files_.insert(std::string(scope)).first;
+  return l;
 }
 
 void IrModule::remove_graph(FuncGraph* g) {

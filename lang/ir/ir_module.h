@@ -50,8 +50,11 @@ class IrModule {
   // One past the largest node id: the size of an id-indexed side table.
   uint32_t num_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
 
-  // A location whose file name is interned in this module.
-  Loc loc(std::string_view file, uint32_t line, uint32_t col = 0);
+  // A location whose file name (and scope, when not empty) are interned in
+  // this module.
+  Loc loc(std::string_view file, uint32_t line, uint32_t col = 0, std::string_view scope = {});
+  // `l` with `scope` (interned here; empty: none).
+  Loc with_scope(Loc l, std::string_view scope);
 
  private:
   uint64_t serial_;

@@ -144,6 +144,9 @@ struct LowerContext {
   Evaluator evaluate;        // may be null: static calls are then errors
   HostAdapterMaker adapter;  // may be null: value attributes, keyword calls of host functions and
                              // slicing are then errors
+  // The Cell scope of the nodes lowered here (Loc::scope); empty: none (a
+  // function, a library helper: inlining gives them their caller's).
+  std::string scope;
 };
 using ContextPtr = std::shared_ptr<const LowerContext>;
 
@@ -199,7 +202,7 @@ class Lowerer {
  public:
   Lowerer(IrModule& m, SourcePtr source, Resolver resolve)
       : Lowerer(m, std::make_shared<LowerContext>(
-                       LowerContext{std::move(source), std::move(resolve), nullptr, nullptr})) {}
+                       LowerContext{std::move(source), std::move(resolve), nullptr, nullptr, {}})) {}
   Lowerer(IrModule& m, ContextPtr context) : module_(m), context_(std::move(context)) {}
 
   // Graphs of top-level functions are nested in `root` (null: top-level),

@@ -156,7 +156,7 @@ class FnLowerer {
   Node* binop(ast::BinOp op, Node* x, Node* y, const Span& op_span, const Span& span, FuncGraph* g,
               const std::string& name);
   Node* constant(ConstValue v, const Span& s) { return m_.new_constant(std::move(v), nullptr, loc(s)); }
-  Loc loc(const Span& s) { return s.valid() && src_ ? m_.loc(src_->name(), s.line, s.col) : Loc{}; }
+  Loc loc(const Span& s) { return s.valid() && src_ ? m_.loc(src_->name(), s.line, s.col, ctx_->scope) : Loc{}; }
   [[noreturn]] void fail(const Span& s, const std::string& msg, const std::string& help = "") const;
   [[noreturn]] void unsupported(const Span& s, const std::string& what) const;
 

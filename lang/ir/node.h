@@ -149,13 +149,17 @@ class CompiledKernel : public HostObject {
 using ConstValue =
     std::variant<NoneValue, bool, int64_t, double, std::string, kernels::Tensor, PrimRef, IrOp, FuncGraph*, HostRef>;
 
-// A source position for error messages and the printer's "# In file" lines.
-// `file` points to a name interned by the IrModule (stable for its lifetime);
-// null means "no location".
+// Where a node came from: a source position for error messages and the
+// printer's "# In file" lines, and the Cell instance whose construct made it
+// (its scope, "Default/network-WithLossCell/conv1-Conv2d" as MindSpore
+// names them: the profiler's per-Cell table). `file` and `scope` point to
+// strings interned by the IrModule (stable for its lifetime); a null file
+// means "no location", a null scope "no Cell".
 struct Loc {
   const std::string* file = nullptr;
   uint32_t line = 0;
   uint32_t col = 0;
+  const std::string* scope = nullptr;
   bool valid() const { return file != nullptr && line != 0; }
 };
 

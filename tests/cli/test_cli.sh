@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `msl` command line: exit statuses (0 ok, 1 MSL error, 2 usage), the
-# `--emit` stages (tokens, ast, anf-opt, grad, llvm), --print-after, --mode, --layout,
+# `--emit` stages (tokens, ast, anf-opt, grad, llvm, subgraphs), --print-after, --mode, --layout,
 # --save-graphs, --dump, argv passing, and errors for missing or unreadable
 # files.
 set -u
@@ -133,6 +133,34 @@ check emit-llvm-program 0 "; %5 = sigmoid %4" -- "$msl" --emit=llvm run "$tmp/ll
 check emit-llvm-ir 0 "define void @msl_fused(" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
 check emit-llvm-vector 0 "x float>" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
 check emit-llvm-runs 0 "(40,)" -- "$msl" --emit=llvm run "$tmp/llvm.msl"
+
+# --emit=subgraphs: the program runs and each compiled graph's identical
+# sub-graphs are printed as JSON: two instances of one Cell class with the
+# same shapes are a group of two, and their layers a group inside it.
+cat > "$tmp/blocks.msl" <<'EOF'
+import numpy as np
+import msl
+import msl.nn as nn
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3)
+        self.relu = nn.ReLU()
+    def construct(self, x):
+        return self.relu(self.conv(x)) + x
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = Block()
+        self.b = Block()
+    def construct(self, x):
+        return self.b(self.a(x))
+print(Net()(msl.Tensor(np.ones((1, 4, 6, 6), np.float32))).shape)
+EOF
+check emit-subgraphs 0 '{"cell": "Block", "nodes": 3, "count": 2' -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
+check emit-subgraphs-members 0 '{"scope": "Default/b-Block", "node_ids"' -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
+check emit-subgraphs-nested 0 '{"cell": "Conv2d", "nodes": 1, "count": 2, "signature": "' -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
+check emit-subgraphs-runs 0 "(1, 4, 6, 6)" -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
 # Debug level (--log-level debug or MindSpore's GLOG_v=0): each compilation,
 # the argument whose signature caused a recompilation, each graph's memory
 # plan; nothing at the default level. --print-after names graph-mode passes too.

@@ -7,11 +7,15 @@
 // it (the events nest); kernels name their source line (conv2d's is in
 // the Conv2d layer: graph mode inlines the network); and the events
 // inside a step cover its wall time (what the timeline leaves unexplained
-// is the interpreter between calls).
+// is the interpreter between calls). The Cells' table (cell_statistic.txt)
+// agrees with the kernels' scopes in trace.json: each Cell's own time is
+// the sum of its kernels', a Cell's total includes its sub-Cells', and
+// conv2d's kernels belong to the conv layers' scopes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -60,6 +64,7 @@ struct Event {
   int64_t tid = 0;
   double ts = 0, dur = 0;
   std::string site;
+  std::string scope;
 };
 
 const checkpoint::Json* member(const checkpoint::Json& o, const std::string& key) {
@@ -110,8 +115,10 @@ TEST_CASE("profiler timeline of a LeNet training run") {
     ev.ts = member(e, "ts")->number;
     ev.dur = member(e, "dur")->number;
     CHECK(ev.dur >= 0);
-    if (const checkpoint::Json* args = member(e, "args"))
+    if (const checkpoint::Json* args = member(e, "args")) {
       if (const checkpoint::Json* site = member(*args, "site")) ev.site = site->str;
+      if (const checkpoint::Json* scope = member(*args, "scope")) ev.scope = scope->str;
+    }
     events.push_back(ev);
   }
   auto count = [&](const std::string& cat) {
@@ -175,4 +182,98 @@ TEST_CASE("profiler timeline of a LeNet training run") {
   MESSAGE("median coverage of a step by its events: " << median);
   CHECK(median >= 0.9);
   CHECK(fs::exists(dir.path / "op_statistic.txt"));
+
+  // The Cells' table against the kernels' scopes.
+  std::map<std::string, double> own_ms;
+  double all_ms = 0;
+  for (const Event& e : events) {
+    if (e.cat != "kernel") continue;
+    own_ms[e.scope.empty() ? "(no Cell)" : e.scope] += e.dur / 1e3;
+    all_ms += e.dur / 1e3;
+    if (e.name == "conv2d" && e.tid == main_tid)
+      CHECK_MESSAGE((e.scope.ends_with("/conv1-Conv2d") || e.scope.ends_with("/conv2-Conv2d")), e.scope);
+  }
+  std::ifstream cells(dir.path / "cell_statistic.txt");
+  REQUIRE(cells);
+  std::string line;
+  std::getline(cells, line);  // header
+  struct Row {
+    double total = 0, self = 0;
+  };
+  std::map<std::string, Row> rows;
+  while (std::getline(cells, line)) {
+    std::istringstream ls(line);
+    std::string name, pct;
+    long kernels = 0;
+    Row r;
+    ls >> name >> kernels >> r.total >> r.self >> pct;
+    if (name == "(no") {  // "(no Cell)"
+      std::string rest;
+      name = "(no Cell)";
+      std::istringstream again(line.substr(line.find(')') + 1));
+      again >> kernels >> r.total >> r.self;
+    }
+    rows[name] = r;
+  }
+  REQUIRE(rows.count("Default"));
+  double tops = rows["Default"].total + (rows.count("(no Cell)") ? rows["(no Cell)"].total : 0);
+  CHECK(tops == doctest::Approx(all_ms).epsilon(1e-3));
+  bool conv1 = false, fc1 = false;
+  for (const auto& [name, r] : rows) {
+    INFO(name);
+    CHECK(r.total >= r.self - 1e-3);
+    CHECK(r.self == doctest::Approx(own_ms[name]).epsilon(1e-3).scale(1.0));
+    conv1 = conv1 || name.ends_with("/conv1-Conv2d");
+    fc1 = fc1 || name.ends_with("/fc1-Dense");
+    // A Cell's total: its own kernels and its direct sub-Cells' totals.
+    double children = 0;
+    for (const auto& [other, o] : rows)
+      if (other.size() > name.size() + 1 && other.starts_with(name + "/") &&
+          other.find('/', name.size() + 1) == std::string::npos)
+        children += o.total;
+    if (name != "(no Cell)") CHECK(r.total == doctest::Approx(r.self + children).epsilon(1e-3).scale(1.0));
+  }
+  CHECK(conv1);
+  CHECK(fc1);
+}
+
+TEST_CASE("the Cells' table in PyNative") {
+  // The same training in PyNative: each Cell's construct runs in the
+  // interpreter, which enters the Cell's scope; the conv layers' kernels
+  // carry their scopes and the table lists them.
+  msl::test::TempDir dir;
+  std::string out;
+  Interp::Options opts;
+  opts.write_stdout = [&out](std::string_view s) { out += s; };
+  opts.write_stderr = [&out](std::string_view s) { out += s; };
+  opts.stdlib_dir = std::string(MSL_STDLIB_DIR);
+  Interp I(std::move(opts));
+  std::string program = "OUT = '" + dir.path.string() + "'\nimport msl\nmsl.set_context(mode=msl.PYNATIVE_MODE)\n" +
+                        kProgram;
+  try {
+    I.run_source(std::make_shared<SourceFile>((dir.path / "lenet.msl").string(), program));
+  } catch (MslError& e) {
+    FAIL(I.format_exception(e.exc));
+  }
+  std::ifstream f(dir.path / "trace.json");
+  REQUIRE(f);
+  std::stringstream text;
+  text << f.rdbuf();
+  checkpoint::Json root = checkpoint::parse_json(text.str());
+  int convs = 0;
+  for (const checkpoint::Json& e : member(root, "traceEvents")->items) {
+    const checkpoint::Json* name = member(e, "name");
+    const checkpoint::Json* args = member(e, "args");
+    if (!name || name->str != "conv2d" || !args) continue;
+    const checkpoint::Json* scope = member(*args, "scope");
+    REQUIRE(scope);
+    CHECK_MESSAGE((scope->str.ends_with("/conv1-Conv2d") || scope->str.ends_with("/conv2-Conv2d")), scope->str);
+    ++convs;
+  }
+  CHECK(convs >= 24);  // 12 steps, two conv layers, the forward pass
+  std::ifstream cells(dir.path / "cell_statistic.txt");
+  std::stringstream table;
+  table << cells.rdbuf();
+  CHECK(table.str().find("/conv1-Conv2d ") != std::string::npos);
+  CHECK(table.str().find("/fc2-Dense ") != std::string::npos);
 }

@@ -60,7 +60,7 @@ inline Lowered lower_source(const std::string& text, const std::function<ir::Res
     if (s->kind == ast::StmtKind::FunctionDef) defs.push_back(s->as<ast::FunctionDef>());
   ir::Resolver resolve = ir::default_resolver(defs);
   ir::Lowerer l(*r.module, std::make_shared<ir::LowerContext>(
-                              ir::LowerContext{src, wrap ? wrap(resolve) : resolve, nullptr, std::move(adapter)}));
+                              ir::LowerContext{src, wrap ? wrap(resolve) : resolve, nullptr, std::move(adapter), {}}));
   for (auto* d : defs) r.graphs.push_back(l.lower(*d));
   for (auto& d : l.errors()) r.errors.push_back(d);
   return r;
