@@ -948,11 +948,17 @@ jit::BackendContext GraphCompiler::backend_context(const std::string& name, cons
 }
 
 void GraphCompiler::report_subgraphs(const jit::Specialized& sp) {
-  if (!I.options().emit_subgraphs && subgraph_reports == nullptr) return;
+  if (!I.options().emit_subgraphs && subgraph_reports == nullptr && save_dir.empty()) return;
   auto start = std::chrono::steady_clock::now();
   std::vector<jit::SubgraphGroup> groups = jit::find_identical_subgraphs(sp);
   std::string json = jit::subgraphs_json(sp, groups);
   if (I.options().emit_subgraphs) I.write_out(json);
+  // --save-graphs: the groups and the folded drawing beside the IR files.
+  if (!save_dir.empty()) {
+    std::string base = save_path(sp.graph->name(), "subgraphs");
+    write_saved(base + ".json", json);
+    write_saved(base + ".dot", jit::folded_dot(sp, groups));
+  }
   if (subgraph_reports) {
     std::string dot = jit::folded_dot(sp, groups);
     size_t nodes = 0;

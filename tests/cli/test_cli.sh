@@ -161,6 +161,9 @@ check emit-subgraphs 0 '{"cell": "Block", "nodes": 3, "count": 2' -- "$msl" --em
 check emit-subgraphs-members 0 '{"scope": "Default/b-Block", "node_ids"' -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
 check emit-subgraphs-nested 0 '{"cell": "Conv2d", "nodes": 1, "count": 2, "signature": "' -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
 check emit-subgraphs-runs 0 "(1, 4, 6, 6)" -- "$msl" --emit=subgraphs run "$tmp/blocks.msl"
+# --save-graphs writes them too, with the graph drawn folded: one box per
+# Block instance, labelled with the group's size.
+check save-graphs-subgraphs 0 'Block x2 (3 nodes)' -- sh -c "'$msl' --save-graphs '$tmp/sg' run '$tmp/blocks.msl' >/dev/null && cat '$tmp'/sg/*_subgraphs.dot"
 # Debug level (--log-level debug or MindSpore's GLOG_v=0): each compilation,
 # the argument whose signature caused a recompilation, each graph's memory
 # plan; nothing at the default level. --print-after names graph-mode passes too.
