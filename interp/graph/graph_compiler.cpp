@@ -937,7 +937,7 @@ jit::BackendContext GraphCompiler::backend_context(const std::string& name, cons
     print_after(pass, sp);
     if (pass == "expand") {
       clock.mark("expand");
-      report_subgraphs(sp);
+      report_subgraphs(name, sp);
     }
     if (pass == "fuse_elementwise" && I.options().emit_llvm) emit_llvm(*sp.graph);
     if (pass == "compile_cuda" && I.options().emit_cuda) I.write_out(jit::fused_cuda_listing(*sp.graph));
@@ -947,7 +947,7 @@ jit::BackendContext GraphCompiler::backend_context(const std::string& name, cons
   return ctx;
 }
 
-void GraphCompiler::report_subgraphs(const jit::Specialized& sp) {
+void GraphCompiler::report_subgraphs(const std::string& name, const jit::Specialized& sp) {
   if (!I.options().emit_subgraphs && subgraph_reports == nullptr && save_dir.empty()) return;
   auto start = std::chrono::steady_clock::now();
   std::vector<jit::SubgraphGroup> groups = jit::find_identical_subgraphs(sp);
@@ -955,7 +955,7 @@ void GraphCompiler::report_subgraphs(const jit::Specialized& sp) {
   if (I.options().emit_subgraphs) I.write_out(json);
   // --save-graphs: the groups and the folded drawing beside the IR files.
   if (!save_dir.empty()) {
-    std::string base = save_path(sp.graph->name(), "subgraphs");
+    std::string base = save_path(name, "subgraphs");
     write_saved(base + ".json", json);
     write_saved(base + ".dot", jit::folded_dot(sp, groups));
   }

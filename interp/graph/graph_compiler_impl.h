@@ -157,7 +157,8 @@ class GraphCompiler {
   void print_after(const std::string& pass, const jit::Specialized& sp);
   // --emit=subgraphs and find_identical_subgraphs: the expanded graph's
   // identical sub-graphs (jit/subgraphs.h).
-  void report_subgraphs(const jit::Specialized& sp);
+  // `name` names the saved files (--save-graphs), as the other phases'.
+  void report_subgraphs(const std::string& name, const jit::Specialized& sp);
   // The channel block graph mode keeps activations in (0: NCHW): the CPU's
   // unless msl --layout nchw; part of the disk cache's key.
   int layout_block() const;
