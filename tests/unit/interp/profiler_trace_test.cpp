@@ -6,8 +6,9 @@
 // kernel and compiled-graph run that overlaps a training step lies inside
 // it (the events nest); kernels name their source line (conv2d's is in
 // the Conv2d layer: graph mode inlines the network); and the events
-// inside a step cover its wall time (what the timeline leaves unexplained
-// is the interpreter between calls). The Cells' table (cell_statistic.txt)
+// inside a step cover at least 95% of its wall time (Model.train marks the
+// host's parts, the callbacks and the network's call, as `host` spans;
+// what is left is the interpreter between them). The Cells' table (cell_statistic.txt)
 // agrees with the kernels' scopes in trace.json: each Cell's own time is
 // the sum of its kernels', a Cell's total includes its sub-Cells', and
 // conv2d's kernels belong to the conv layers' scopes.
@@ -180,7 +181,7 @@ TEST_CASE("profiler timeline of a LeNet training run") {
   std::sort(steady.begin(), steady.end());
   double median = steady[steady.size() / 2];
   MESSAGE("median coverage of a step by its events: " << median);
-  CHECK(median >= 0.9);
+  CHECK(median >= 0.95);
   CHECK(fs::exists(dir.path / "op_statistic.txt"));
 
   // The Cells' table against the kernels' scopes.
