@@ -74,28 +74,34 @@ const checkpoint::Json* member(const checkpoint::Json& o, const std::string& key
   return nullptr;
 }
 
-}  // namespace
-
-TEST_CASE("profiler timeline of a LeNet training run") {
-  msl::test::TempDir dir;
-  msl::test::ScopedEnv no_cache("XDG_CACHE_HOME", "off");  // compile phases appear every run
+// Runs kProgram (after `prelude`) with the profiler writing to `dir`, and
+// returns its trace.json parsed.
+checkpoint::Json train_and_load(const fs::path& dir, const std::string& prelude) {
   std::string out;
   Interp::Options opts;
   opts.write_stdout = [&out](std::string_view s) { out += s; };
   opts.write_stderr = [&out](std::string_view s) { out += s; };
   opts.stdlib_dir = std::string(MSL_STDLIB_DIR);
   Interp I(std::move(opts));
-  std::string program = "OUT = '" + dir.path.string() + "'\n" + kProgram;
+  std::string program = "OUT = '" + dir.string() + "'\n" + prelude + kProgram;
   try {
-    I.run_source(std::make_shared<SourceFile>((dir.path / "lenet.msl").string(), program));
+    I.run_source(std::make_shared<SourceFile>((dir / "lenet.msl").string(), program));
   } catch (MslError& e) {
     FAIL(I.format_exception(e.exc));
   }
-  std::ifstream f(dir.path / "trace.json");
+  std::ifstream f(dir / "trace.json");
   REQUIRE(f);
   std::stringstream text;
   text << f.rdbuf();
-  checkpoint::Json root = checkpoint::parse_json(text.str());
+  return checkpoint::parse_json(text.str());
+}
+
+}  // namespace
+
+TEST_CASE("profiler timeline of a LeNet training run") {
+  msl::test::TempDir dir;
+  msl::test::ScopedEnv no_cache("XDG_CACHE_HOME", "off");  // compile phases appear every run
+  checkpoint::Json root = train_and_load(dir.path, "");
   const checkpoint::Json* list = member(root, "traceEvents");
   REQUIRE(list);
   std::vector<Event> events;
@@ -243,24 +249,7 @@ TEST_CASE("the Cells' table in PyNative") {
   // interpreter, which enters the Cell's scope; the conv layers' kernels
   // carry their scopes and the table lists them.
   msl::test::TempDir dir;
-  std::string out;
-  Interp::Options opts;
-  opts.write_stdout = [&out](std::string_view s) { out += s; };
-  opts.write_stderr = [&out](std::string_view s) { out += s; };
-  opts.stdlib_dir = std::string(MSL_STDLIB_DIR);
-  Interp I(std::move(opts));
-  std::string program = "OUT = '" + dir.path.string() + "'\nimport msl\nmsl.set_context(mode=msl.PYNATIVE_MODE)\n" +
-                        kProgram;
-  try {
-    I.run_source(std::make_shared<SourceFile>((dir.path / "lenet.msl").string(), program));
-  } catch (MslError& e) {
-    FAIL(I.format_exception(e.exc));
-  }
-  std::ifstream f(dir.path / "trace.json");
-  REQUIRE(f);
-  std::stringstream text;
-  text << f.rdbuf();
-  checkpoint::Json root = checkpoint::parse_json(text.str());
+  checkpoint::Json root = train_and_load(dir.path, "import msl\nmsl.set_context(mode=msl.PYNATIVE_MODE)\n");
   int convs = 0;
   for (const checkpoint::Json& e : member(root, "traceEvents")->items) {
     const checkpoint::Json* name = member(e, "name");
