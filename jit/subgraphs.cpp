@@ -119,9 +119,14 @@ std::vector<SubgraphGroup> find_identical_subgraphs(const Specialized& sp) {
   return groups;
 }
 
+size_t apply_count(const ir::FuncGraph& g) {
+  size_t n = 0;
+  for (const Node* node : ir::topo_order(g)) n += node->is_apply();
+  return n;
+}
+
 std::string subgraphs_json(const Specialized& sp, const std::vector<SubgraphGroup>& groups) {
-  size_t applies = 0;
-  for (const Node* n : ir::topo_order(*sp.graph)) applies += n->is_apply();
+  size_t applies = apply_count(*sp.graph);
   std::string out = fmt::format("{{\"graph\": {}, \"nodes\": {}, \"groups\": [", kernels::json_quote(sp.graph->name()),
                                 applies);
   for (size_t i = 0; i < groups.size(); ++i) {

@@ -36,6 +36,9 @@ struct SubgraphGroup {
   int parent = -1;        // the group whose members hold these members, or -1
 };
 
+// The Apply nodes of `g` (the "nodes" of the report).
+size_t apply_count(const ir::FuncGraph& g);
+
 // Groups of two or more identical Cell instances, largest sub-graphs first.
 std::vector<SubgraphGroup> find_identical_subgraphs(const Specialized& sp);
 

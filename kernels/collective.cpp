@@ -1,6 +1,7 @@
 // The collective primitives (all_reduce, all_gather, reduce_scatter,
 // broadcast): inference and CPU kernels over kernels/comm/communicator.h.
-// The attribute `group` names a communication group ("" is the world);
+// The attribute `group` names a communication group ("", the default, is
+// the world: kernels/comm/communicator.h);
 // inference needs the group's size, so an all_gather traced before init()
 // is inferred as a one-member world's and the kernel then refuses it.
 #include <fmt/format.h>
@@ -11,11 +12,6 @@
 namespace msl::kernels {
 
 namespace {
-
-std::string group_attr(const Attrs& attrs) {
-  std::string g = attrs.get_str("group");
-  return g.empty() ? "world" : g;
-}
 
 comm::ReduceOp reduce_attr(const char* prim, const TensorSpec& x, const Attrs& attrs) {
   comm::ReduceOp op = comm::reduce_op_from_name(attrs.get_str("op", "sum"));
@@ -49,7 +45,7 @@ void infer_all_reduce(const InferArgs& a) {
 
 void cpu_all_reduce(const KernelArgs& a) {
   comm::all_reduce(packed(a.in[0]), a.out[0], reduce_attr("all_reduce", a.in[0].spec(), a.attrs),
-                   group_attr(a.attrs));
+                   a.attrs.get_str("group"));
 }
 
 void infer_all_gather(const InferArgs& a) {
@@ -57,7 +53,7 @@ void infer_all_gather(const InferArgs& a) {
   if (x.shape.size() == 0) throw ShapeError("all_gather: the input must have at least one dimension");
   Dims shape = x.shape;
   int64_t n = 0;
-  if (__builtin_mul_overflow(shape[0], static_cast<int64_t>(comm::inference_size(group_attr(a.attrs))), &n) ||
+  if (__builtin_mul_overflow(shape[0], static_cast<int64_t>(comm::inference_size(a.attrs.get_str("group"))), &n) ||
       n > (int64_t{1} << 40))
     throw ShapeError(fmt::format("all_gather: gathering {} from every process is too large", x.shape.str()));
   shape[0] = n;
@@ -65,7 +61,7 @@ void infer_all_gather(const InferArgs& a) {
 }
 
 void cpu_all_gather(const KernelArgs& a) {
-  std::string group = group_attr(a.attrs);
+  std::string group = a.attrs.get_str("group");
   int n = comm::size(group);
   if (a.out[0].dim(0) != a.in[0].dim(0) * n)
     throw ValueError(fmt::format("all_gather: inferred for a group of {} processes, but '{}' has {} (call "
@@ -78,7 +74,7 @@ void infer_reduce_scatter(const InferArgs& a) {
   const TensorSpec& x = a.in[0];
   reduce_attr("reduce_scatter", x, a.attrs);
   if (x.shape.size() == 0) throw ShapeError("reduce_scatter: the input must have at least one dimension");
-  int n = comm::inference_size(group_attr(a.attrs));
+  int n = comm::inference_size(a.attrs.get_str("group"));
   if (x.shape[0] % n != 0)
     throw ShapeError(fmt::format("reduce_scatter: the first dimension of {} is not divisible by the group's {} "
                                  "processes",
@@ -89,7 +85,7 @@ void infer_reduce_scatter(const InferArgs& a) {
 }
 
 void cpu_reduce_scatter(const KernelArgs& a) {
-  std::string group = group_attr(a.attrs);
+  std::string group = a.attrs.get_str("group");
   if (a.out[0].dim(0) * comm::size(group) != a.in[0].dim(0))
     throw ValueError(fmt::format("reduce_scatter: inferred for another group size than '{}' has (call "
                                  "msl.communication.init() before compiling the graph)",
@@ -104,7 +100,7 @@ void infer_broadcast(const InferArgs& a) {
 }
 
 void cpu_broadcast(const KernelArgs& a) {
-  comm::broadcast(packed(a.in[0]), a.out[0], static_cast<int>(a.attrs.get_int("root")), group_attr(a.attrs));
+  comm::broadcast(packed(a.in[0]), a.out[0], static_cast<int>(a.attrs.get_int("root")), a.attrs.get_str("group"));
 }
 
 }  // namespace msl::kernels

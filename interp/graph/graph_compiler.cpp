@@ -961,10 +961,9 @@ void GraphCompiler::report_subgraphs(const std::string& name, const jit::Special
   }
   if (subgraph_reports) {
     std::string dot = jit::folded_dot(sp, groups);
-    size_t nodes = 0;
-    for (const ir::Node* n : ir::topo_order(*sp.graph)) nodes += n->is_apply();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    subgraph_reports->push_back({sp.graph->name(), nodes, seconds, std::move(groups), json, std::move(dot)});
+    subgraph_reports->push_back(
+        {sp.graph->name(), jit::apply_count(*sp.graph), seconds, std::move(groups), json, std::move(dot)});
   }
 }
 

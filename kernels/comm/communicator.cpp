@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -35,7 +37,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPluginName = "libmsl_comm_mpi.so";
-constexpr const char* kWorldNames[] = {"nccl_world_group", "hccl_world_group", "world"};
+// "" is the world too: a primitive's `group` attribute left at its default.
+constexpr const char* kWorldNames[] = {"nccl_world_group", "hccl_world_group", "world", ""};
+constexpr const char* kReduceOpNames[] = {"sum", "prod", "max", "min", "mean"};  // by ReduceOp
 
 struct Group {
   MslCommGroup* handle = nullptr;  // null in the one-member world
@@ -116,11 +120,12 @@ const Group& group_of(const std::string& name, const char* what) {
 }
 
 // Waits for `req` (null: already complete), polling so that a peer that
-// never arrives ends the job after the timeout instead of hanging it. The
+// never arrives ends the job after the timeout instead of hanging it;
+// `what` describes the collective for that message (made only then). The
 // first polls spin (a collective between processes on idle cores finishes
 // in microseconds); then each poll sleeps a little longer, up to 1 ms, so a
 // long wait leaves the core to the processes doing the work.
-void wait(MslCommRequest* req, const std::string& what, const Group& g) {
+void wait(MslCommRequest* req, const std::function<std::string()>& what, const Group& g) {
   if (req == nullptr) return;
   const MslCommBackend* b = state().backend;
   char err[512] = {0};
@@ -145,7 +150,7 @@ void wait(MslCommRequest* req, const std::string& what, const Group& g) {
       std::fprintf(stderr,
                    "msl: rank %d of %d: %s did not complete in %.0f s (MSL_COMM_TIMEOUT): another rank has "
                    "stopped or is not calling it; ending the job\n",
-                   g.rank, g.size, what.c_str(), limit);
+                   g.rank, g.size, what().c_str(), limit);
       std::fflush(stderr);
       b->abort(1);
       std::_Exit(1);
@@ -171,10 +176,7 @@ int comm_op(ReduceOp op) {
   }
 }
 
-const char* op_name(ReduceOp op) {
-  static const char* names[] = {"sum", "prod", "max", "min", "mean"};
-  return names[static_cast<int>(op)];
-}
+const char* op_name(ReduceOp op) { return kReduceOpNames[static_cast<int>(op)]; }
 
 // The tensor a reduction runs on: `t` itself, or a float32 copy of a
 // float16/bfloat16 tensor (MPI has no 16-bit float types; the sum is
@@ -214,7 +216,8 @@ void reduce(const Tensor& in, const Tensor& out, ReduceOp op, const Group& g, bo
                         sizeof err),
           err);
   }
-  wait(req, fmt::format("{} ({}, {} {} elements)", prim, op_name(op), count, dtype_name(in.dtype())), g);
+  wait(req, [&] { return fmt::format("{} ({}, {} {} elements)", prim, op_name(op), count, dtype_name(in.dtype())); },
+       g);
   if (op == ReduceOp::Mean) divide(dst, g.size);
   if (!dst.shares_storage(out)) copy_strided(dst, out);
 }
@@ -222,9 +225,8 @@ void reduce(const Tensor& in, const Tensor& out, ReduceOp op, const Group& g, bo
 }  // namespace
 
 ReduceOp reduce_op_from_name(const std::string& name) {
-  static const char* names[] = {"sum", "prod", "max", "min", "mean"};
-  for (int i = 0; i < 5; ++i)
-    if (name == names[i]) return static_cast<ReduceOp>(i);
+  for (int i = 0; i < static_cast<int>(std::size(kReduceOpNames)); ++i)
+    if (name == kReduceOpNames[i]) return static_cast<ReduceOp>(i);
   throw ValueError(fmt::format("reduce op must be one of 'sum', 'prod', 'max', 'min', 'mean', got '{}'", name));
 }
 
@@ -378,7 +380,7 @@ void all_gather(const Tensor& in, const Tensor& out, const std::string& group) {
   check(state().backend->iallgather(g.handle, in.raw(), out.raw(), static_cast<int64_t>(in.nbytes()), &req, err,
                                     sizeof err),
         err);
-  wait(req, fmt::format("all_gather ({} {} elements)", in.numel(), dtype_name(in.dtype())), g);
+  wait(req, [&] { return fmt::format("all_gather ({} {} elements)", in.numel(), dtype_name(in.dtype())); }, g);
 }
 
 void broadcast(const Tensor& in, const Tensor& out, int root, const std::string& group) {
@@ -392,7 +394,9 @@ void broadcast(const Tensor& in, const Tensor& out, int root, const std::string&
   check(state().backend->ibroadcast(g.handle, out.raw(), static_cast<int64_t>(out.nbytes()), root, &req, err,
                                     sizeof err),
         err);
-  wait(req, fmt::format("broadcast (root {}, {} {} elements)", root, out.numel(), dtype_name(out.dtype())), g);
+  wait(req,
+       [&] { return fmt::format("broadcast (root {}, {} {} elements)", root, out.numel(), dtype_name(out.dtype())); },
+       g);
 }
 
 }  // namespace msl::kernels::comm

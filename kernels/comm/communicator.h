@@ -11,7 +11,8 @@
 // loaded.
 //
 // Groups have names, as in MindSpore: the world is "nccl_world_group" (and
-// "hccl_world_group", "world"); create_group(name, ranks) adds one. Every
+// "hccl_world_group", "world", and "" for a primitive's default
+// attribute); create_group(name, ranks) adds one. Every
 // collective waits for its peers at most timeout_seconds() (MSL_COMM_TIMEOUT,
 // default 300 s); past that it prints which rank waited in which
 // collective and ends the whole job, so a rank that died or took another

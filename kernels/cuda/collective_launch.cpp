@@ -76,11 +76,6 @@ void check(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw comm::CommError(fmt::format("{}: NCCL error: {}", what, nccl().error_string(r)));
 }
 
-std::string group_name(const Attrs& attrs) {
-  std::string g = attrs.get_str("group");
-  return g.empty() ? "world" : g;
-}
-
 // The group's communicator on `dev`, made on first use (every rank of the
 // group reaches its first GPU collective in the same order, as with MPI).
 ncclComm_t communicator(CudaDevice& dev, const std::string& group) {
@@ -139,14 +134,14 @@ void cuda_all_reduce(const KernelArgs& a) {
   CudaDevice& dev = device_of(x);
   if (x.numel() == 0) return;
   check(nccl().all_reduce(x.raw(), a.out[0].raw(), static_cast<size_t>(x.numel()), nccl_type(x.dtype(), "all_reduce"),
-                          nccl_op(a.attrs), communicator(dev, group_name(a.attrs)), stream_of(dev)),
+                          nccl_op(a.attrs), communicator(dev, a.attrs.get_str("group")), stream_of(dev)),
         "all_reduce");
 }
 
 void cuda_all_gather(const KernelArgs& a) {
   Tensor x = packed(a.in[0]);
   CudaDevice& dev = device_of(x);
-  std::string group = group_name(a.attrs);
+  std::string group = a.attrs.get_str("group");
   if (a.out[0].dim(0) != x.dim(0) * comm::size(group))
     throw ValueError(fmt::format("all_gather: inferred for another group size than '{}' has", group));
   check(nccl().all_gather(x.raw(), a.out[0].raw(), static_cast<size_t>(x.numel()), nccl_type(x.dtype(), "all_gather"),
@@ -157,7 +152,7 @@ void cuda_all_gather(const KernelArgs& a) {
 void cuda_reduce_scatter(const KernelArgs& a) {
   Tensor x = packed(a.in[0]);
   CudaDevice& dev = device_of(x);
-  std::string group = group_name(a.attrs);
+  std::string group = a.attrs.get_str("group");
   if (a.out[0].dim(0) * comm::size(group) != x.dim(0))
     throw ValueError(fmt::format("reduce_scatter: inferred for another group size than '{}' has", group));
   check(nccl().reduce_scatter(x.raw(), a.out[0].raw(), static_cast<size_t>(a.out[0].numel()),
@@ -169,7 +164,7 @@ void cuda_reduce_scatter(const KernelArgs& a) {
 void cuda_broadcast(const KernelArgs& a) {
   Tensor x = packed(a.in[0]);
   CudaDevice& dev = device_of(x);
-  std::string group = group_name(a.attrs);
+  std::string group = a.attrs.get_str("group");
   int root = static_cast<int>(a.attrs.get_int("root"));
   if (root >= comm::size(group))
     throw ValueError(fmt::format("broadcast: root_rank {} is not in group '{}' of {} processes", root, group,

@@ -121,27 +121,27 @@ bool needs_constant(const ast::Expr* e, const std::string& name) {
   }
 }
 
+// The one expression a simple statement evaluates (`x`, `a = x`, `a += x`,
+// `return x`), or null.
+const ast::Expr* simple_value(const ast::Stmt& s) {
+  switch (s.kind) {
+    case ast::StmtKind::Expr: return s.as<ast::ExprStmt>()->value.get();
+    case ast::StmtKind::Assign: return s.as<ast::Assign>()->value.get();
+    case ast::StmtKind::AugAssign: return s.as<ast::AugAssign>()->value.get();
+    case ast::StmtKind::Return: return s.as<ast::Return>()->value.get();
+    default: return nullptr;
+  }
+}
+
 bool body_needs_constant(const ast::Body& body, const std::string& name) {
   for (const auto& s : body) {
-    switch (s->kind) {
-      case ast::StmtKind::Expr:
-        if (needs_constant(s->as<ast::ExprStmt>()->value.get(), name)) return true;
-        break;
-      case ast::StmtKind::Assign:
-        if (needs_constant(s->as<ast::Assign>()->value.get(), name)) return true;
-        break;
-      case ast::StmtKind::AugAssign:
-        if (needs_constant(s->as<ast::AugAssign>()->value.get(), name)) return true;
-        break;
-      case ast::StmtKind::Return:
-        if (needs_constant(s->as<ast::Return>()->value.get(), name)) return true;
-        break;
-      case ast::StmtKind::If:
-        if (needs_constant(s->as<ast::If>()->test.get(), name) || body_needs_constant(s->as<ast::If>()->body, name) ||
-            body_needs_constant(s->as<ast::If>()->orelse, name))
-          return true;
-        break;
-      default: break;
+    if (const ast::Expr* v = simple_value(*s)) {
+      if (needs_constant(v, name)) return true;
+    } else if (s->kind == ast::StmtKind::If) {
+      const ast::If* i = s->as<ast::If>();
+      if (needs_constant(i->test.get(), name) || body_needs_constant(i->body, name) ||
+          body_needs_constant(i->orelse, name))
+        return true;
     }
   }
   return false;
