@@ -185,6 +185,10 @@ struct GraphCompiler::Session {
     Node* c = w->constant(host_ref(I, cast));
     for (Node* p : inner->params()) call.push_back(w->apply({c, w->add_param(p->name(), p->loc())}, "", w->loc()));
     w->set_output(w->apply(call, "", w->loc()));
+    // Its callers sequence it as they would `inner`. An `inner` still being
+    // lowered (its body names the Cell again) may yet have effects: the
+    // wrapper is sequenced, which at worst adds order.
+    if (!inner->output() || lowerer.effectful(inner)) lowerer.mark_effectful(w);
     return w;
   }
 

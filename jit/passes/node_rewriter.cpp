@@ -47,11 +47,38 @@ Node* Rewriter::build(FuncGraph& h, kernels::Prim p, std::vector<Node*> args, co
   return build(h, std::move(args), like);
 }
 
+namespace {
+
+// `g` and the graphs nested in it, depth first: each graph before its
+// children, and a graph's whole nest before the next sibling's. Inlining
+// copies a callee with its closures; walked this way, the walk has either
+// rewritten all of them or none (a callee rewritten but its closure not,
+// as a breadth-first walk allows, would be copied with the closure's
+// references to the callee's replaced nodes, and compute their values a
+// second time).
+std::vector<FuncGraph*> nest_depth_first(FuncGraph& g) {
+  std::unordered_map<const FuncGraph*, std::vector<FuncGraph*>> children;
+  for (FuncGraph* h : g.module().graphs())
+    if (h->parent() && h != &g) children[h->parent()].push_back(h);
+  std::vector<FuncGraph*> out;
+  std::vector<FuncGraph*> stack{&g};
+  while (!stack.empty()) {
+    FuncGraph* h = stack.back();
+    stack.pop_back();
+    out.push_back(h);
+    auto it = children.find(h);
+    if (it != children.end()) stack.insert(stack.end(), it->second.rbegin(), it->second.rend());
+  }
+  return out;
+}
+
+}  // namespace
+
 bool rewrite_nodes(IrModule& m, FuncGraph& g, const NodeRule& rule) {
   Rewriter rw(m, rule);
   // The graph list is fixed before the walk: graphs a rule creates (inlined
   // closures) are built from final nodes already.
-  for (FuncGraph* h : nested_graphs(g)) {
+  for (FuncGraph* h : nest_depth_first(g)) {
     for (Node* n : topo_order(*h)) {
       if (!n->is_apply()) continue;
       std::vector<Node*> ins;

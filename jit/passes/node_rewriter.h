@@ -7,8 +7,10 @@
 // form of its inputs, so that rewrites cascade within one run
 // (tuple_getitem(tuple_getitem(make_tuple(make_tuple(a)), 0), 0) -> a), and
 // the nodes a rewrite builds must never refer to replaced nodes. So
-// rewrite_nodes() walks the nest once, parents first and each graph in
-// topological order, and for every Apply
+// rewrite_nodes() walks the nest once, depth first (a graph before its
+// children, a graph's whole nest before its next sibling, so an inlined
+// callee and its closures are copied all rewritten or all not) and each
+// graph in topological order, and for every Apply
 //   1. re-creates it when one of its inputs was replaced (nodes are
 //      immutable), then
 //   2. offers the result to the pass's rule, which returns a replacement

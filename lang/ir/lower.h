@@ -218,6 +218,12 @@ class Lowerer {
   // The graph of a resolved function (Kind::Function), same contract.
   FuncGraph* lower(const ResolvedName& fn);
   const std::vector<Diagnostic>& errors() const { return errors_; }
+  // Whether callers put calls of `g` on their effect chain (it has effects
+  // or calls a graph that has). A graph built around a lowered one outside
+  // the lowering (graph mode's mixed-precision input casts) is marked like
+  // the graph it calls, or its effects would hang off no chain.
+  bool effectful(const FuncGraph* g) const { return effectful_.count(g) > 0; }
+  void mark_effectful(const FuncGraph* g) { effectful_.insert(g); }
 
  private:
   IrModule& module_;

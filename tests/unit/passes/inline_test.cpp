@@ -348,3 +348,56 @@ subgraph @g(%para1_z) {
   // anywhere); inlining must not make it worse by copying @c into @g.
   CHECK_FALSE(jit::run_inline(m, *m.find_graph("g")));
 }
+
+TEST_CASE("inline: a callee inlined after its own calls were inlined brings its closure's values once") {
+  // @callee comes before its caller @caller among @r's children, and its
+  // closure @cl reads a value of the call @inner(a). One run inlines
+  // @inner into @callee and then @callee into @caller: the copy of @cl
+  // must read the copy of the inlined value, not bring the old @inner
+  // call along (which computed it twice, and ran an effect of it twice).
+  auto r = run_on_text(R"(subgraph @r(%para1_x) {
+  %0 = @caller(%para1_x)
+  return(%0)
+}
+
+subgraph @callee(%para1_a) parent=@r {
+  %0 = @inner(%para1_a)
+  %1 = tuple_getitem(%0, 0)
+  %2 = tuple_getitem(%0, 1)
+  %3 = make_tuple(%1, @cl)
+  return(%3)
+}
+
+subgraph @cl(%para1_d) parent=@callee {
+  %0 = mul(@callee.%2, %para1_d)
+  return(%0)
+}
+
+subgraph @caller(%para1_b) parent=@r {
+  %0 = @callee(%para1_b)
+  %1 = tuple_getitem(%0, 0)
+  %2 = tuple_getitem(%0, 1)
+  %3 = %2(%1)
+  return(%3)
+}
+
+subgraph @inner(%para1_y) {
+  %0 = exp(%para1_y)
+  %1 = log(%para1_y)
+  %2 = make_tuple(%0, %1)
+  return(%2)
+}
+)", run_inline);
+  CHECK(r.changed);
+  size_t at = r.text.find("subgraph @caller(");
+  REQUIRE(at != std::string::npos);
+  std::string caller = r.text.substr(at, r.text.find("\n}\n", at) - at);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t i = caller.find(what); i != std::string::npos; i = caller.find(what, i + 1)) ++n;
+    return n;
+  };
+  CHECK(count("@inner(") == 0);
+  CHECK(count("exp(") == 1);
+  CHECK(count("log(") == 1);
+}
