@@ -37,17 +37,20 @@ onednn::PrimitiveCache<ReorderPlan>& reorder_plans() {
   return *c;
 }
 
-// Reorders between the float32 tensors `plain` (any positive strides) and
-// the contiguous blocked `blocked`, in the direction `to_blocked`.
+// Reorders between the floating-point tensors `plain` (any positive
+// strides) and the contiguous blocked `blocked`, in the direction
+// `to_blocked`.
 void dnnl_reorder(const Tensor& plain, const Tensor& blocked, int64_t block, bool to_blocked) {
   Dims dims = plain.shape();
   onednn::SerialScope serial(plain.numel() < onednn::kSerialElements);
   onednn::Key key;
-  key.add(to_blocked ? 1 : 0).add(block).add(onednn::thread_count()).add(dims).add(plain.strides());
+  key.add(to_blocked ? 1 : 0).add(block).add(int64_t(plain.dtype())).add(onednn::thread_count()).add(dims);
+  key.add(plain.strides());
   auto plan = reorder_plans().get(key, [&] {
     auto p = std::make_shared<ReorderPlan>();
-    p->plain = onednn::unbound(onednn::strided_md(dims, plain.strides(), memory::data_type::f32));
-    p->blocked = onednn::unbound(onednn::blocked_md(dims, block, memory::data_type::f32));
+    memory::data_type dt = onednn::dnnl_type(plain.dtype());
+    p->plain = onednn::unbound(onednn::strided_md(dims, plain.strides(), dt));
+    p->blocked = onednn::unbound(onednn::blocked_md(dims, block, dt));
     p->prim = to_blocked ? dnnl::reorder(p->plain, p->blocked) : dnnl::reorder(p->blocked, p->plain);
     return p;
   });
@@ -61,7 +64,9 @@ void dnnl_reorder(const Tensor& plain, const Tensor& blocked, int64_t block, boo
 }
 
 bool reorder_applies(const Tensor& t, int64_t block) {
-  return t.dtype() == DType::Float32 && (block == 8 || block == 16) && t.numel() > 0;
+  DType dt = t.dtype();
+  bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
+  return floating && (block == 8 || block == 16) && t.numel() > 0;
 }
 
 }  // namespace

@@ -27,7 +27,10 @@ Tensor matrix(const Tensor& t, int64_t ti = 0, int64_t tj = 0) {
 }  // namespace
 
 bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1, const Tensor& out) {
-  if (out.dtype() != DType::Float32 || g.groups != 1 || g.h != 1 || g.w != 1 || g.win.ho != 1 || g.win.wo != 1)
+  DType dt = out.dtype();
+  bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
+  if (!floating || in0.dtype() != dt || in1.dtype() != dt || g.groups != 1 || g.h != 1 || g.w != 1 ||
+      g.win.ho != 1 || g.win.wo != 1)
     return false;
   if (!out.is_contiguous()) return false;
   int64_t ti = live_tap(g.kh, g.win.dh, g.win.pt), tj = live_tap(g.kw, g.win.dw, g.win.pl);
@@ -41,7 +44,7 @@ bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tens
       return dnnl_matmul(matrix(in0), matrix(in1, ti, tj), false, false, matrix(out));
     case ConvOp::BackpropFilter: {  // dw[:, :, ti, tj] = dy^T x; the other taps read only padding
       if (g.kh * g.kw == 1) return dnnl_matmul(matrix(in0), matrix(in1), true, false, matrix(out));
-      Tensor tap(DType::Float32, Dims{g.o, g.c});
+      Tensor tap(dt, Dims{g.o, g.c});
       if (!dnnl_matmul(matrix(in0), matrix(in1), true, false, tap)) return false;
       std::memset(out.raw(), 0, out.nbytes());
       copy_strided(tap, matrix(out, ti, tj));

@@ -14,7 +14,8 @@
 
 namespace msl::kernels {
 
-// Runs `op` as a matrix product when `g` is a float32, ungrouped
+// Runs `op` as a matrix product when `g` is a floating-point (float32,
+// bfloat16, float16 where oneDNN's matmul takes it), ungrouped
 // convolution of a 1x1 input to a 1x1 output (in0/in1/out as run_conv
 // takes them: x, w -> y; dy, w -> dx; dy, x -> dw); false, doing nothing,
 // for anything else.

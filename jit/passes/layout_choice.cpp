@@ -40,10 +40,16 @@ class LayoutChooser {
     return it == sp_.types.end() ? nullptr : it->second.get_if<AbsTensor>();
   }
 
-  // A float32 NCHW CPU tensor whose channels fill whole blocks (the blocked
-  // layout is oneDNN's on the CPU; other devices keep NCHW).
+  // The dtypes oneDNN's blocked convolutions, batch norms and pools take
+  // (bfloat16 and float16 being mixed precision's activations).
+  static bool blockable_dtype(kernels::DType dt) {
+    return dt == kernels::DType::Float32 || dt == kernels::DType::BFloat16 || dt == kernels::DType::Float16;
+  }
+
+  // A floating-point NCHW CPU tensor whose channels fill whole blocks (the
+  // blocked layout is oneDNN's on the CPU; other devices keep NCHW).
   bool blockable(const AbsTensor* t) const {
-    return t && t->device == kernels::DeviceType::CPU && t->dtype == kernels::DType::Float32 &&
+    return t && t->device == kernels::DeviceType::CPU && blockable_dtype(t->dtype) &&
            t->shape.size() == 4 && t->shape[1] > 0 &&
            t->shape[1] % b_ == 0 && t->shape.product() > 0;
   }
@@ -146,6 +152,9 @@ class LayoutChooser {
           case Prim::broadcast_to: done = broadcast(n, *pr); break;
           case Prim::max_pool2d: done = max_pool(n, *pr, 1); break;
           case Prim::max_pool2d_grad: done = max_pool(n, *pr, 2); break;
+          // A dtype conversion is elementwise (mixed precision's casts
+          // between bfloat16 activations and float32 batch-norm gradients).
+          case Prim::cast: done = elementwise(n, *pr); break;
           default: break;
         }
     } else if (n->is_call_of(IrOp::depend)) {
@@ -289,7 +298,7 @@ class LayoutChooser {
         if (!it->second.is<AbsScalar>()) return false;
         continue;  // a number broadcasts in any layout
       }
-      if (t->dtype != kernels::DType::Float32 || t->shape.size() > 4) return false;
+      if (!blockable_dtype(t->dtype) || t->shape.size() > 4) return false;
       if (t->shape.size() == 0) continue;
       Dims a4 = aligned4(t->shape);
       for (int d = 0; d < 4; ++d)
@@ -312,7 +321,7 @@ class LayoutChooser {
       if (kind[i] == Full)
         args.push_back(blocked(a));
       else if (kind[i] == Reshape)
-        args.push_back(reshape(plain(a), shape5[i], a, kernels::DType::Float32));
+        args.push_back(reshape(plain(a), shape5[i], a, tensor_of(a)->dtype));
       else
         args.push_back(plain(a));
     }

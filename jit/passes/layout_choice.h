@@ -12,7 +12,8 @@
 // the executor, the disk cache) handles it without knowing about layouts.
 //
 // On the root graph of a specialized graph of primitives (after
-// fuse_epilogue, before fuse_elementwise), for float32 4-D activations
+// fuse_epilogue, before fuse_elementwise), for floating-point (float32,
+// bfloat16, float16) 4-D activations
 // whose channel count is a multiple of the block b:
 //   * conv2d and conv2d_backprop_input produce blocked results and read a
 //     blocked x / dy when one exists (attribute layout="nChw<b>c"; a plain

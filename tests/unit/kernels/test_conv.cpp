@@ -261,6 +261,11 @@ TEST_CASE("conv2d of single pixels: one live tap, run as matrix products") {
   grouped.padding = {1};
   grouped.groups = 2;
   check_all(rng, DType::Float32, grouped, {2, 16, 1, 1}, {8, 8, 3, 3});
+  // Mixed precision's bfloat16 (a ResNet-18 last stage at batch 32) and
+  // float16 (where oneDNN's matmul takes it; otherwise its convolution).
+  check_all(rng, DType::BFloat16, same, {32, 64, 1, 1}, {48, 64, 3, 3});
+  check_all(rng, DType::BFloat16, one, {5, 33, 1, 1}, {17, 33, 1, 1});
+  check_all(rng, DType::Float16, same, {4, 32, 1, 1}, {16, 32, 3, 3});
 }
 
 TEST_CASE("conv2d reuses its cached plans with new data, strides and thread counts") {
