@@ -68,6 +68,7 @@ endforeach()
 # Scripts whose expected output depends on the CPU device itself are skipped:
 set(MSL_DEBUG_DEVICE_SKIP
     fusion/blocked_layout  # the blocked layout is the CPU target's (oneDNN); other devices keep NCHW
+    fusion/blocked_layout_bf16
     grad/errors            # the messages print tensor types, which name a device other than the CPU
     grad/save_graphs       # the saved graphs print tensor types too
     context/runtime_memory  # reports the CPU's caching allocator, which the Debug device does not use
@@ -96,7 +97,8 @@ endforeach()
 # passes too.
 #   ctest -L cuda_target -j2
 set(MSL_CUDA_TARGET_SKIP
-    fusion/blocked_layout)  # the blocked layout is the CPU target's (oneDNN); the GPU keeps NCHW
+    fusion/blocked_layout  # the blocked layout is the CPU target's (oneDNN); the GPU keeps NCHW
+    fusion/blocked_layout_bf16)
 if(MSL_HAVE_CUDA)
   foreach(test_file IN LISTS MSL_OPS_SCRIPT_TESTS)
     msl_ops_script_key(${test_file} key)
