@@ -123,6 +123,14 @@ Value like(Interp& I, Args& a, Object* data, const char* fname, int64_t value) {
 }
 
 Value f_zeros_like(Interp& I, Args& a, Object* data) { return like(I, a, data, "zeros_like", 0); }
+
+// stop_gradient(x): x itself; on a tracer, the IR operator, so a traced
+// library function keeps it (graph mode lowers ops.stop_gradient to it).
+Value f_stop_gradient(Interp& I, Args& a, Object*) {
+  Value v[1];
+  bind_args(I, "stop_gradient", a, {"x"}, 1, v);
+  return is_tracer(v[0]) ? trace::stop_gradient(I, v[0]) : v[0];
+}
 Value f_ones_like(Interp& I, Args& a, Object* data) { return like(I, a, data, "ones_like", 1); }
 
 double number_arg(Interp& I, const Value& v, const char* fname, const char* what) {
@@ -204,6 +212,7 @@ void init_tensor_creation(Interp& I, Module& m, TensorClass* tc) {
   I.def_native(&m, "ones", f_ones, state);
   I.def_native(&m, "full", f_full, state);
   I.def_native(&m, "zeros_like", f_zeros_like, state);
+  I.def_native(&m, "stop_gradient", f_stop_gradient, state);
   I.def_native(&m, "ones_like", f_ones_like, state);
   I.def_native(&m, "arange", f_arange, state);
   I.def_native(&m, "linspace", f_linspace, state);

@@ -238,6 +238,11 @@ Value filled_like(Interp& I, const Value& like, DType dtype, const Value& fill) 
   return apply_prim(I, Prim::add, in, {});
 }
 
+Value stop_gradient(Interp& I, const Value& x) {
+  TracerObj& t = usable(I, x);
+  return make_tracer(t.trace, t.spec, t.trace->graph->apply(ir::IrOp::stop_gradient, {t.node}));
+}
+
 // ----------------------------------------------------------- trace_function
 
 ir::FuncGraph* trace_function(Interp& I, ir::IrModule& m, const Value& fn, const std::vector<TraceInput>& args,

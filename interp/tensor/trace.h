@@ -140,6 +140,11 @@ Value apply_prim(Interp& I, kernels::Prim p, std::span<const Value> inputs, cons
 // `dtype` and `like`'s shape: zeros_like / ones_like on a tracer.
 Value filled_like(Interp& I, const Value& like, kernels::DType dtype, const Value& fill);
 
+// A new tracer of `x`'s trace with x's value through which no gradient
+// flows (IrOp::stop_gradient): ops.stop_gradient inside a traced library
+// function, which would otherwise trace as the identity.
+Value stop_gradient(Interp& I, const Value& x);
+
 
 // Raises the TypeError for an operation that needs the values of tracer
 // `v`: "tracing 'f': <what> needs the value of a traced tensor ...".

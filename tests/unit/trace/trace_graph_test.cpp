@@ -270,6 +270,24 @@ TEST_CASE("ones_like and zeros_like of a tracer with another dtype; numbers take
   run_both(f, g, "fill", {f.wrap(x)}, {x});
 }
 
+TEST_CASE("stop_gradient of a tracer is recorded, not traced as the identity") {
+  Fixture f;
+  f.run(
+      "def scaled(x):\n"
+      "    s = _C.mul(x, 4.0)\n"
+      "    return _C.add(_C.stop_gradient(x), _C.sub(s, _C.stop_gradient(s)))\n");
+  auto F = DType::Float32;
+  ir::FuncGraph* g = f.trace("scaled", {spec(F, {3})});
+  REQUIRE(g);
+  std::string text = ir::print_graph(*g);
+  CHECK(contains(text, "stop_gradient(%para1_x)"));
+  size_t first = text.find("stop_gradient(");
+  CHECK(first != std::string::npos);
+  CHECK(text.find("stop_gradient(", first + 1) != std::string::npos);  // both, of x and of s
+  Tensor x = sample(F, {3});
+  run_both(f, g, "scaled", {f.wrap(x)}, {x});
+}
+
 TEST_CASE("traces nest: a function traced while another trace runs records into its own graph") {
   Fixture f;
   // A native that traces ops.square whenever MSL calls it, as autodiff
