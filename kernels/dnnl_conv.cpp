@@ -29,6 +29,7 @@
 #include "kernels/blocked_layout.h"
 #include "kernels/contraction_fallback.h"
 #include "kernels/conv_single_tap.h"
+#include "kernels/conv_small_output.h"
 #include "kernels/conv_few_channels.h"
 #include "kernels/dnnl_common.h"
 #include "kernels/dnnl_conv_plan.h"
@@ -300,6 +301,7 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_arg, const Tensor&
     return;
   }
   if (single_tap_conv(op, g, in0, in1, out)) return;
+  if (op == ConvOp::BackpropFilter && small_output_filter_grad(g, in0, bl.b[0], in1, bl.b[1], out)) return;
   if (dt != DType::Float16 && dnnl_conv(op, g, in0, in1, out, bl)) return;
   if (dt == DType::Float32) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
   Tensor a = onednn::to_float32(in0), b = onednn::to_float32(in1);

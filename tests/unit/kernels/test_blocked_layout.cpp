@@ -70,6 +70,9 @@ const ConvCase kConvCases[] = {
     {{2, 16, 7, 7}, {16, 16, 3, 3}, 1, 1}, {{2, 32, 9, 9}, {32, 32, 3, 3}, 2, 1}, {{2, 32, 6, 6}, {16, 32, 1, 1}, 1, 0},
     {{2, 3, 12, 12}, {16, 3, 7, 7}, 2, 3}, {{4, 32, 1, 1}, {32, 32, 3, 3}, 1, 1}, {{3, 16, 1, 1}, {32, 16, 1, 1}, 1, 0},
     {{2, 64, 8, 8}, {64, 64, 3, 3}, 1, 1},
+    // Few output pixels (the weight gradient as one matrix product over an
+    // im2col that reads the blocked operands): 2x2, 2x2 to 1x1, 4x4 to 2x2.
+    {{4, 32, 2, 2}, {32, 32, 3, 3}, 1, 1}, {{3, 16, 2, 2}, {32, 16, 3, 3}, 2, 1}, {{2, 16, 4, 4}, {16, 16, 3, 3}, 2, 1},
 };
 
 // Tolerance of results from different algorithms (Winograd, direct, GEMM)

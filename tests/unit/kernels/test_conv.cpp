@@ -268,6 +268,24 @@ TEST_CASE("conv2d of single pixels: one live tap, run as matrix products") {
   check_all(rng, DType::Float16, same, {4, 32, 1, 1}, {16, 32, 3, 3});
 }
 
+TEST_CASE("conv2d weight gradients of few output pixels: one matrix product over an im2col") {
+  std::mt19937 rng(31);
+  Conf same;  // 2x2 maps, 3x3 kernel: every tap partly in the padding
+  same.padding = {1};
+  Conf s2;  // 2x2 to 1x1, stride 2 (ResNet's strided entry, MindSpore's "same")
+  s2.sh = s2.sw = 2;
+  s2.mode = "same";
+  Conf wide;  // a 3x5 map strided to 2x2 (4 pixels), asymmetric padding
+  wide.sh = wide.sw = 2;
+  wide.padding = {1, 0, 2, 1};
+  for (DType dt : {DType::Float32, DType::BFloat16}) {
+    CAPTURE(dtype_name(dt));
+    check_all(rng, dt, same, {8, 24, 2, 2}, {20, 24, 3, 3});
+    check_all(rng, dt, s2, {6, 16, 2, 2}, {32, 16, 3, 3});
+    check_all(rng, dt, wide, {3, 8, 3, 5}, {5, 8, 3, 3}, true);
+  }
+}
+
 TEST_CASE("conv2d reuses its cached plans with new data, strides and thread counts") {
   std::mt19937 rng(29);
   Conf c;
