@@ -1,6 +1,7 @@
 // Type-directed no-op removal (typed_simplify.h).
 #include "jit/passes/typed_simplify.h"
 
+#include <map>
 #include <set>
 
 #include "jit/passes/rewrite.h"
@@ -54,6 +55,24 @@ class Simplifier {
     return true;
   }
 
+  // n -> its operand k cast to n's dtype when the two differ only in dtype
+  // (x + z promoted: a bfloat16 gradient plus a float32 zero).
+  bool replace_by_cast_arg(FuncGraph& h, Node* n, size_t k) {
+    const AbsTensor* a = tensor_type(sp_, n->arg(k));
+    const AbsTensor* t = tensor_type(sp_, n);
+    if (!a || !t || a->shape != t->shape) return false;
+    if (a->dtype == t->dtype) return replace_by_arg(n, k);
+    subst_[n] = h.apply(Prim::cast, {n->arg(k)}, n->name(), n->loc(), kernels::Attrs{{"dtype", t->dtype}});
+    casts_[subst_[n]] = n->arg(k);
+    return true;
+  }
+
+  // The value `n` ends up as after this walk's rewrites.
+  Node* current(Node* n) const {
+    auto it = subst_.find(n);
+    return it == subst_.end() ? n : it->second;
+  }
+
   void visit(FuncGraph& h, Node* n) {
     if (n->is_call_of(IrOp::ones_like) || n->is_call_of(IrOp::zeros_like)) {
       // Of a 0-d tensor (a loss's sensitivity): a constant, so the value
@@ -75,20 +94,47 @@ class Simplifier {
       }
       return;
     }
+    if (n->is_call_of(IrOp::grad_add) && n->num_args() == 2) {
+      // A sum of sensitivities with a zero one (a value used twice, one
+      // use contributing nothing): the other.
+      if (zero(n->arg(1)) && replace_by_cast_arg(h, n, 0)) return;
+      if (zero(n->arg(0))) replace_by_cast_arg(h, n, 1);
+      return;
+    }
     const PrimRef* p = prim_of(n);
     if (!p) return;
     switch (p->prim) {
-      case Prim::reshape: replace_by_arg(n, 0); break;
+      case Prim::reshape:
+      case Prim::broadcast_to:
+        // Zeros reshaped, broadcast or cast are zeros (kept: a consumer
+        // that folds them away leaves them dead).
+        if (zero(n->arg(0))) zeros_.insert(n);
+        if (p->prim == Prim::reshape) {
+          replace_by_arg(n, 0);
+          break;
+        }
+        broadcast_scalar(h, n, *p);
+        break;
+      case Prim::cast:
+        if (zero(n->arg(0))) zeros_.insert(n);
+        cast_round_trip(n);
+        break;
       case Prim::add:
       case Prim::sub:
-        if (!(zero(n->arg(1)) && replace_by_arg(n, 0)) && p->prim == Prim::add && zero(n->arg(0))) replace_by_arg(n, 1);
+        if (zero(n->arg(1)) && replace_by_cast_arg(h, n, 0)) break;
+        if (p->prim == Prim::add && zero(n->arg(0))) replace_by_cast_arg(h, n, 1);
         break;
       case Prim::mul:
         // A product with zeros is those zeros (taken as zero even where the
         // other factor is inf or NaN: these are the products of an unused
-        // output's zero sensitivity).
-        if (zero(n->arg(0)) && replace_by_arg(n, 0)) break;
-        if (zero(n->arg(1)) && replace_by_arg(n, 1)) break;
+        // output's zero sensitivity), of the product's type: where the
+        // zeros broadcast (a per-channel zero times an activation), the
+        // product is kept but known to be zero, so the sums it enters fold.
+        if (zero(n->arg(0)) || zero(n->arg(1))) {
+          if (!(zero(n->arg(0)) && replace_by_arg(n, 0)) && !(zero(n->arg(1)) && replace_by_arg(n, 1)))
+            zeros_.insert(n);
+          break;
+        }
         if (one(n->arg(1)) && replace_by_arg(n, 0)) break;
         if (one(n->arg(0))) replace_by_arg(n, 1);
         break;
@@ -102,21 +148,58 @@ class Simplifier {
       case Prim::log_softmax_grad:
         if (n->num_args() == 2 && zero(n->arg(1))) replace_by_arg(n, 1);
         break;
-      case Prim::broadcast_to: {
-        const Node* in = n->arg(0);
-        const PrimRef* ip = prim_of(in);
-        const AbsTensor* x = ip && ip->prim == Prim::reshape ? tensor_type(sp_, in->arg(0)) : nullptr;
-        if (x && x->shape.product() == 1)
-          subst_[n] = h.apply(Prim::broadcast_to, {in->arg(0)}, n->name(), n->loc(), p->attrs);
-        break;
-      }
       default: break;
+    }
+  }
+
+  // broadcast_to(reshape(x)) -> broadcast_to(x) for a one-element x.
+  void broadcast_scalar(FuncGraph& h, Node* n, const PrimRef& p) {
+    const Node* in = n->arg(0);
+    const PrimRef* ip = prim_of(in);
+    const AbsTensor* x = ip && ip->prim == Prim::reshape ? tensor_type(sp_, in->arg(0)) : nullptr;
+    if (x && x->shape.product() == 1)
+      subst_[n] = h.apply(Prim::broadcast_to, {in->arg(0)}, n->name(), n->loc(), p.attrs);
+  }
+
+  // cast(cast(a, wide), narrow) -> a when a has dtype `narrow` and `wide`
+  // holds every value of it exactly (a bfloat16 gradient through float32
+  // and back).
+  void cast_round_trip(Node* n) {
+    Node* inner = current(n->arg(0));
+    Node* a = nullptr;
+    kernels::DType wide;
+    if (auto it = casts_.find(inner); it != casts_.end()) {
+      a = it->second;
+      wide = cast_dtype(inner);
+    } else if (const PrimRef* ip = prim_of(inner); ip && ip->prim == Prim::cast && inner == n->arg(0)) {
+      a = inner->arg(0);
+      wide = cast_dtype(inner);
+    } else {
+      return;
+    }
+    const AbsTensor* t = tensor_type(sp_, n);
+    if (same_type(tensor_type(sp_, a), t) && exact_widening(t->dtype, wide)) replace(n, a);
+  }
+
+  static kernels::DType cast_dtype(const Node* c) {
+    return prim_of(c)->attrs.get_dtype("dtype", kernels::DType::Bool);
+  }
+
+  static bool exact_widening(kernels::DType from, kernels::DType to) {
+    using kernels::DType;
+    switch (from) {
+      case DType::BFloat16:
+      case DType::Float16: return to == DType::Float32 || to == DType::Float64;
+      case DType::Float32: return to == DType::Float64;
+      default: return false;
     }
   }
 
   const Specialized& sp_;
   Subst subst_;
   std::set<const Node*> zeros_;
+  // Casts this walk made (untyped): the operand each one casts.
+  std::map<const Node*, Node*> casts_;
 };
 
 }  // namespace

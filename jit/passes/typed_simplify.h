@@ -20,6 +20,13 @@
 //     gradient computes for its second output, whose sensitivity is zeros
 //     (a product with zeros is taken as zero even where the other factor
 //     is inf or NaN, as the gradient of an unused output is);
+//   * mixed precision's zeros: a reshape, broadcast or cast of zeros, and a
+//     product with zeros that broadcasts, are known zeros (kept, but the
+//     sums they enter fold); add(x, z) and grad_add(x, z) whose result only
+//     differs from x in dtype (a bfloat16 gradient plus a float32 zero)
+//     -> cast(x); cast(cast(x, wide), narrow) -> x when x has dtype narrow
+//     and wide holds it exactly (bfloat16 through float32 and back);
+//     grad_add(x, z), grad_add(z, x) -> x when z is zero;
 //   * broadcast_to(reshape(x)) -> broadcast_to(x) when x has one element
 //     (a reshape to (1, 1) before broadcasting a scalar changes nothing);
 //   * ones_like(x), zeros_like(x) -> a constant when x is 0-d (a loss's

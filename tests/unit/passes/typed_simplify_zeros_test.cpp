@@ -7,6 +7,7 @@
 // promotes.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
 
 #include "../specialize/spec_test_util.h"
@@ -136,5 +137,48 @@ TEST_CASE("typed_simplify: a product with an all-ones tensor constant of its typ
   CHECK(contains(text, "make_tuple(%para1_x, %0, %1, %2)"));
   CHECK(contains(text, "mul(%para2_r, Tensor[Float32](2, 3)"));
   CHECK(contains(text, "Tensor[Float64](2, 3)"));
+  check_same_values(before, exec::run_graph(*sp.graph, args));
+}
+
+TEST_CASE("typed_simplify: mixed-precision zeros fold through reshapes, promotions, cast round trips and grad_add") {
+  // The shape of a bfloat16 BatchNorm's expanded gradient when the batch
+  // statistics' sensitivities are zero: zeros reshaped and scaled, times
+  // (x - mean) promoted to float32, added to the bfloat16 dx (promoting it)
+  // and cast back, then summed with a zero sensitivity of another use.
+  Parsed p(R"(subgraph @f(%para1_dx, %para2_x, %para3_mean) {
+  %0 = zeros_like(%para3_mean)
+  %1 = reshape[shape=(1, 4)](%0)
+  %2 = mul(%1, 0.5)
+  %3 = sub(%para2_x, %para3_mean)
+  %4 = mul(%2, %3)
+  %5 = add(%para1_dx, %4)
+  %6 = cast[dtype=BFloat16](%5)
+  %7 = zeros_like(%para1_dx)
+  %8 = grad_add(%7, %6)
+  return(%8)
+}
+)");
+  Specialized sp = p.run({abs_tensor(DType::BFloat16, {2, 4}), abs_tensor(DType::BFloat16, {2, 4}), f32({1, 4})});
+  auto bf16 = [](const Tensor& f) {
+    Tensor t(DType::BFloat16, f.shape());
+    for (int64_t i = 0; i < f.numel(); ++i) {
+      uint32_t bits;
+      float v = f.data<float>()[i];
+      std::memcpy(&bits, &v, 4);
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    return t;
+  };
+  std::vector<exec::RtValue> args{exec::RtValue(bf16(random_f32({2, 4}, 5))), exec::RtValue(bf16(random_f32({2, 4}, 6))),
+                                  exec::RtValue(random_f32({1, 4}, 7))};
+  exec::RtValue before = exec::run_graph(*sp.graph, args);
+  CHECK(run_typed_simplify(p.m, sp));
+  run_dce(p.m, *sp.graph);
+  for (const std::string& e : ir::verify_module(p.m)) FAIL_CHECK(e);
+  std::string text = ir::print_graph(*sp.graph);
+  CHECK(contains(text, "return(%para1_dx)"));
+  CHECK_FALSE(contains(text, "sub("));
+  CHECK_FALSE(contains(text, "cast["));
+  CHECK_FALSE(contains(text, "grad_add("));
   check_same_values(before, exec::run_graph(*sp.graph, args));
 }
