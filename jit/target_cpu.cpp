@@ -4,6 +4,7 @@
 #include <string>
 
 #include "jit/passes/layout_choice.h"
+#include "jit/passes/master_weights.h"
 #include "jit/target.h"
 
 namespace msl::jit {
@@ -22,6 +23,14 @@ bool layout_choice(BackendContext& ctx, Specialized& sp, BackendResult&) {
   return true;
 }
 
+// After epilogue fusion (float32 contractions only) and before the layout
+// choice, which then sees the convolutions' operands as they will run.
+bool master_weights(BackendContext& ctx, Specialized& sp, BackendResult&) {
+  if (!ctx.fuse) return false;
+  run_master_weights(ctx.module, sp);
+  return true;
+}
+
 class CpuTarget final : public Target {
  public:
   const char* name() const override { return "CPU"; }
@@ -33,6 +42,7 @@ class CpuTarget final : public Target {
   static constexpr Pass kPasses[] = {
       {"expand",           expand_pass},
       {"fuse_epilogue",    fuse_epilogue_pass},
+      {"master_weights",   master_weights},
       {"layout_choice",    layout_choice},
       {"fuse_elementwise", fuse_elementwise_pass},
       {"memory_plan",      memory_plan_pass},

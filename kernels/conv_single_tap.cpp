@@ -27,9 +27,13 @@ Tensor matrix(const Tensor& t, int64_t ti = 0, int64_t tj = 0) {
 }  // namespace
 
 bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1, const Tensor& out) {
-  DType dt = out.dtype();
+  // The activations' dtype; a float32 weight (forward, backward data) or
+  // weight gradient (backward filter) may come with bfloat16 ones.
+  DType dt = in0.dtype();
   bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
-  if (!floating || in0.dtype() != dt || in1.dtype() != dt || g.groups != 1 || g.h != 1 || g.w != 1 ||
+  DType wdt = op == ConvOp::BackpropFilter ? out.dtype() : in1.dtype();
+  DType act = op == ConvOp::BackpropFilter ? in1.dtype() : out.dtype();
+  if (!floating || act != dt || (wdt != dt && wdt != DType::Float32) || g.groups != 1 || g.h != 1 || g.w != 1 ||
       g.win.ho != 1 || g.win.wo != 1)
     return false;
   if (!out.is_contiguous()) return false;
@@ -37,14 +41,22 @@ bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tens
   // No live tap: the output is all padding's, i.e. zeros; oneDNN handles
   // that rare case.
   if (ti < 0 || tj < 0) return false;
+  // A float32 weight's live tap, converted (an [O, C] slice: small).
+  auto weight_tap = [&]() -> Tensor {
+    Tensor tap = matrix(in1, ti, tj);
+    if (wdt == dt) return tap;
+    Tensor low(dt, tap.shape());
+    copy_strided(tap, low);
+    return low;
+  };
   switch (op) {
     case ConvOp::Forward:  // y[n, o] = x[n, :] . w[o, :, ti, tj]
-      return dnnl_matmul(matrix(in0), matrix(in1, ti, tj), false, true, matrix(out));
+      return dnnl_matmul(matrix(in0), weight_tap(), false, true, matrix(out));
     case ConvOp::BackpropInput:  // dx[n, c] = dy[n, :] . w[:, c, ti, tj]
-      return dnnl_matmul(matrix(in0), matrix(in1, ti, tj), false, false, matrix(out));
+      return dnnl_matmul(matrix(in0), weight_tap(), false, false, matrix(out));
     case ConvOp::BackpropFilter: {  // dw[:, :, ti, tj] = dy^T x; the other taps read only padding
       if (g.kh * g.kw == 1) return dnnl_matmul(matrix(in0), matrix(in1), true, false, matrix(out));
-      Tensor tap(dt, Dims{g.o, g.c});
+      Tensor tap(wdt, Dims{g.o, g.c});
       if (!dnnl_matmul(matrix(in0), matrix(in1), true, false, tap)) return false;
       std::memset(out.raw(), 0, out.nbytes());
       copy_strided(tap, matrix(out, ti, tj));

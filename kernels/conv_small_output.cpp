@@ -59,11 +59,13 @@ void gather(const ConvGeom& g, const Tensor& dy, int64_t dy_block, const Tensor&
 
 bool small_output_filter_grad(const ConvGeom& g, const Tensor& dy, int64_t dy_block, const Tensor& x,
                               int64_t x_block, const Tensor& dw) {
-  DType dt = dw.dtype();
+  // The activations' dtype; the gradient may be float32 from bfloat16 or
+  // float16 ones (the matmul accumulates in float32 either way).
+  DType dt = dy.dtype();
   bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
   int64_t pixels = g.win.ho * g.win.wo;
-  if (!floating || dy.dtype() != dt || x.dtype() != dt || g.groups != 1 || pixels < 1 ||
-      pixels > kSmallOutputMaxPixels || !dw.is_contiguous())
+  if (!floating || x.dtype() != dt || (dw.dtype() != dt && dw.dtype() != DType::Float32) || g.groups != 1 ||
+      pixels < 1 || pixels > kSmallOutputMaxPixels || !dw.is_contiguous())
     return false;
   int64_t rows = g.n * pixels, width = g.c * g.kh * g.kw;
   Tensor dym(dt, Dims{rows, g.o}), cols(dt, Dims{rows, width});

@@ -44,6 +44,14 @@ namespace {
 using dnnl::memory;
 using onednn::Key;
 
+// Mixed precision on the CPU: a bfloat16/float16 activation with its
+// float32 master weight (graph mode reads the weight without a cast of its
+// own: oneDNN converts it while reordering it into the kernel's layout).
+bool low_precision_with_master(const TensorSpec& act, const TensorSpec& w) {
+  return (act.dtype == DType::BFloat16 || act.dtype == DType::Float16) && w.dtype == DType::Float32 &&
+         act.device == DeviceType::CPU && w.device == DeviceType::CPU;
+}
+
 DType check_dtypes(const char* op, const TensorSpec& a, const char* an, const TensorSpec& b, const char* bn) {
   if (a.dtype != b.dtype)
     throw DTypeError(fmt::format("{}: {} and {} dtypes differ: {} and {}", op, an, bn, dtype_display_name(a.dtype),
@@ -106,8 +114,13 @@ Created create_primitive(ConvOp op, const ConvGeom& g, const memory::desc& x_md,
   const auto alg = onednn::conv_algorithm(g);
   auto attr = onednn::user_scratchpad_attr();
   Created c;
+  // The forward hint has weights of the activations' dtype (a float32
+  // weight gradient of bfloat16 activations has no forward of its own).
+  memory::desc w_fwd = w_md.data_type() == x_md.data_type()
+                           ? w_md
+                           : memory::desc(w_md.dims(), x_md.data_type(), memory::format_tag::any);
   dnnl::convolution_forward::primitive_desc fwd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_md, w_md, y_md, strides, dil, pad_l,
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x_md, w_fwd, y_md, strides, dil, pad_l,
                                       pad_r),
       attr, onednn::engine());
   const dnnl::primitive_desc* pd = &fwd;
@@ -145,13 +158,22 @@ Created create_primitive(ConvOp op, const ConvGeom& g, const memory::desc& x_md,
 int x_operand(ConvOp op) { return op == ConvOp::Forward ? 0 : op == ConvOp::BackpropInput ? 2 : 1; }
 int y_operand(ConvOp op) { return op == ConvOp::Forward ? 2 : 0; }
 
-std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, const Tensor& in0, const Tensor& in1,
-                                    const Blocking& bl) {
+// in0 holds activations (x or dy); the weight operand (in1 of the forward
+// and backward-data convolutions, the backward-filter's result) may be
+// float32 with bfloat16/float16 activations: the primitive then reads the
+// converted weight (a reorder does both) or writes a float32 gradient.
+std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tensor& in1,
+                                    const Tensor& out, const Blocking& bl) {
   auto plan = std::make_shared<ConvPlan>();
+  DType dt = in0.dtype();
   auto ddt = onednn::dnnl_type(dt);
+  auto wdt = onednn::dnnl_type(op == ConvOp::BackpropFilter ? out.dtype() : in1.dtype());
   Dims xs = g.x_shape(), ys = g.y_shape(), ws = g.w_shape();
   Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
-  memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt), w_any = onednn::any_md(wd, ddt);
+  memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt);
+  // The kernel's weights are in the activations' dtype, its weight gradient
+  // in the one asked for.
+  memory::desc w_any = onednn::any_md(wd, op == ConvOp::BackpropFilter ? wdt : ddt);
   int64_t xb = bl.b[x_operand(op)], yb = bl.b[y_operand(op)];
   memory::desc x_blk = xb ? onednn::blocked_md(xs, xb, ddt) : x_any;
   memory::desc y_blk = yb ? onednn::blocked_md(ys, yb, ddt) : y_any;
@@ -199,18 +221,18 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, DType dt, cons
   switch (op) {
     case ConvOp::Forward:
       user[0] = activation(0, xs, &in0);
-      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
+      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, wdt);
       user[2] = activation(2, ys, nullptr);
       break;
     case ConvOp::BackpropInput:
       user[0] = activation(0, ys, &in0);
-      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, ddt);
+      user[1] = onednn::conv_weights_md(ws, in1.strides(), g.groups, wdt);
       user[2] = activation(2, xs, nullptr);
       break;
     case ConvOp::BackpropFilter:
       user[0] = activation(0, ys, &in0);
       user[1] = activation(1, xs, &in1);
-      user[2] = onednn::conv_weights_md(ws, contiguous_strides(ws), g.groups, ddt);
+      user[2] = onednn::conv_weights_md(ws, contiguous_strides(ws), g.groups, wdt);
       break;
   }
   plan->plan_operands(user, c.inner, c.scratch);
@@ -226,10 +248,11 @@ bool dnnl_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_any, const Tensor
   double macs = double(g.n * g.o) * double(g.win.ho * g.win.wo) * double(g.c / g.groups * g.kh * g.kw);
   onednn::SerialScope serial(macs < double(onednn::kSerialMacs));
   Key key;
-  key.add(int64_t(op)).add(int64_t(out.dtype())).add(onednn::thread_count());
+  key.add(int64_t(op)).add(int64_t(in0.dtype())).add(int64_t(in1.dtype())).add(int64_t(out.dtype()));
+  key.add(onednn::thread_count());
   key.add(bl.b[0]).add(bl.b[1]).add(bl.b[2]);
   onednn::add_conv_geometry(key, g).add(in0.strides()).add(in1.strides());
-  auto plan = conv_plans().get(key, [&] { return make_plan(op, g, out.dtype(), in0, in1, bl); });
+  auto plan = conv_plans().get(key, [&] { return make_plan(op, g, in0, in1, out, bl); });
   if (!plan->supported) return false;
   onednn::Scratch scratch(plan->scratch_bytes);
   std::lock_guard<std::mutex> lock(plan->mu);
@@ -267,7 +290,9 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_arg, const Tensor&
     if (bl.b[2]) out = pixel_as_plain(out);
     bl = Blocking{};
   }
-  DType dt = out.dtype();
+  // The activations' dtype; a float32 weight (forward, backward data) or
+  // weight gradient (backward filter) may come with bfloat16/float16 ones.
+  DType dt = in0.dtype();
   bool few_channels = dt == DType::Float32 && op == ConvOp::Forward &&
                       few_channel_conv_applies(g.x_shape(), g.w_shape(), g.win, g.groups);
   bool small_backprop_input = dt == DType::Float32 && op == ConvOp::BackpropInput && g.c / g.groups < 4;
@@ -305,9 +330,9 @@ void run_conv(ConvOp op, const ConvGeom& g, const Tensor& in0_arg, const Tensor&
   if (dt != DType::Float16 && dnnl_conv(op, g, in0, in1, out, bl)) return;
   if (dt == DType::Float32) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
   Tensor a = onednn::to_float32(in0), b = onednn::to_float32(in1);
-  Tensor o(DType::Float32, out.shape());
+  Tensor o = out.dtype() == DType::Float32 && out.is_contiguous() ? out : Tensor(DType::Float32, out.shape());
   if (!dnnl_conv(op, g, a, b, o, bl)) throw KernelError("conv2d: oneDNN has no float32 kernel for this configuration");
-  onednn::convert_from_float32(o.data<float>(), out);
+  if (o.raw() != out.raw()) onednn::convert_from_float32(o.data<float>(), out);
 }
 
 // A call's geometry (from the logical shapes), its operands' blocking and
@@ -359,7 +384,9 @@ Call backprop_filter_call(const Attrs& attrs, const Dims& dy, const Dims& x) {
 }  // namespace
 
 void infer_conv2d(const InferArgs& args) {
-  DType dt = check_dtypes("conv2d", args.in[0], "input", args.in[1], "weight");
+  DType dt = low_precision_with_master(args.in[0], args.in[1])
+                 ? args.in[0].dtype
+                 : check_dtypes("conv2d", args.in[0], "input", args.in[1], "weight");
   args.out[0] = TensorSpec{dt, forward_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 
@@ -369,7 +396,9 @@ void cpu_conv2d(const KernelArgs& args) {
 }
 
 void infer_conv2d_backprop_input(const InferArgs& args) {
-  DType dt = check_dtypes("conv2d_backprop_input", args.in[0], "dy", args.in[1], "weight");
+  DType dt = low_precision_with_master(args.in[0], args.in[1])
+                 ? args.in[0].dtype
+                 : check_dtypes("conv2d_backprop_input", args.in[0], "dy", args.in[1], "weight");
   args.out[0] = TensorSpec{dt, backprop_input_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 
@@ -380,6 +409,16 @@ void cpu_conv2d_backprop_input(const KernelArgs& args) {
 
 void infer_conv2d_backprop_filter(const InferArgs& args) {
   DType dt = check_dtypes("conv2d_backprop_filter", args.in[0], "dy", args.in[1], "input");
+  if (args.attrs.has("dtype")) {
+    // The weight gradient in float32 from low-precision activations (the
+    // master weight's gradient, accumulated in float32).
+    DType want = args.attrs.get_dtype("dtype", dt);
+    if (want != dt && !(want == DType::Float32 && low_precision_with_master(args.in[0], TensorSpec{want, {}})))
+      throw DTypeError(fmt::format("conv2d_backprop_filter: dtype must be the inputs' ({}) or, for bfloat16 or "
+                                   "float16 inputs on the CPU, Float32; got {}",
+                                   dtype_display_name(dt), dtype_display_name(want)));
+    dt = want;
+  }
   args.out[0] = TensorSpec{dt, backprop_filter_call(args.attrs, args.in[0].shape, args.in[1].shape).out_shape};
 }
 

@@ -73,12 +73,14 @@ onednn::PrimitiveCache<MatmulPlan>& plans() {
 std::shared_ptr<MatmulPlan> make_plan(const Tensor& opa, const Tensor& opb, const Dims& out_shape, DType dt, bool bias,
                                       bool relu) {
   auto plan = std::make_shared<MatmulPlan>();
-  auto ddt = onednn::dnnl_type(dt);
+  // The operands' dtype; a float32 product of bfloat16/float16 operands
+  // (a weight gradient) keeps oneDNN's float32 accumulation.
+  auto ddt = onednn::dnnl_type(opa.dtype());
   int r = out_shape.size();
   Dims sa, sta, sb, stb;
   pad_rank(opa.shape(), opa.strides(), r, sa, sta);
   pad_rank(opb.shape(), opb.strides(), r, sb, stb);
-  dnnl::memory::desc cmd = onednn::plain_md(out_shape, ddt);
+  dnnl::memory::desc cmd = onednn::plain_md(out_shape, onednn::dnnl_type(dt));
   // The bias as [1, ..., 1, N]: oneDNN broadcasts it over the rest.
   Dims bias_shape;
   bias_shape.resize(r, 1);
@@ -140,7 +142,8 @@ bool dnnl_matmul(const Tensor& a, const Tensor& b, bool ta, bool tb, const Tenso
   int64_t k = opa.dim(opa.ndim() - 1);
   onednn::SerialScope serial(double(out.numel()) * double(k) < double(onednn::kSerialMacs));
   Key key;
-  key.add(int64_t(out.dtype())).add(bias != nullptr).add(relu).add(onednn::thread_count()).add(out.shape());
+  key.add(int64_t(opa.dtype())).add(int64_t(out.dtype())).add(bias != nullptr).add(relu).add(onednn::thread_count());
+  key.add(out.shape());
   key.add(opa.shape()).add(opa.strides()).add(opb.shape()).add(opb.strides());
   auto plan = plans().get(key, [&] { return make_plan(opa, opb, out.shape(), out.dtype(), bias, relu); });
   if (!plan->supported) return false;

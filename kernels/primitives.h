@@ -121,7 +121,7 @@ enum class PrimTrait : uint8_t { None, Elementwise, Random, Collective };
   X(matmul,       2, 1, Compute, "transpose_a:bool transpose_b:bool", None) \
   X(conv2d,       2, 1, Compute, "stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
   X(conv2d_backprop_input,  2, 1, Compute, "input_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
-  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str", None) \
+  X(conv2d_backprop_filter, 2, 1, Compute, "filter_shape:ints stride:ints padding:ints dilation:ints groups:int pad_mode:str layout:str dtype:dtype", None) \
   X(max_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str", None) \
   X(max_pool2d_grad, 2, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str layout:str", None) \
   X(avg_pool2d,   1, 1, Compute, "kernel_size:ints stride:ints padding:ints pad_mode:str count_include_pad:bool", None) \

@@ -474,3 +474,40 @@ TEST_CASE("conv2d errors") {
   CHECK_THROWS_WITH_AS(execute1(Prim::conv2d_backprop_input, in, {}),
                        "conv2d_backprop_input: input_shape must have 4 entries, got ()", ValueError);
 }
+
+TEST_CASE("conv2d with a float32 master weight under bfloat16 activations, and a float32 weight gradient") {
+  // The weight is rounded to bfloat16 once (as a cast would) and the
+  // products run in bfloat16 with float32 sums: the results are those of
+  // the bfloat16 convolution of the rounded weight. The float32 weight
+  // gradient skips the final rounding to bfloat16: it meets the float32
+  // tolerance (1e-5 of the sum of |terms|) against the float64 reference of
+  // the same bfloat16 operands. Shapes: a general one, a single pixel (a
+  // matrix product with the live tap) and 2x2 outputs (im2col and matmul).
+  std::mt19937 rng(37);
+  Conf same;
+  same.padding = {1};
+  for (const auto& [xs, ws] : std::vector<std::pair<Dims, Dims>>{
+           {{2, 16, 6, 5}, {24, 16, 3, 3}}, {{8, 32, 1, 1}, {16, 32, 3, 3}}, {{4, 16, 2, 2}, {8, 16, 3, 3}}}) {
+    CAPTURE(xs.str());
+    Tensor x = random_tensor(rng, DType::BFloat16, xs), w32 = random_tensor(rng, DType::Float32, ws);
+    Tensor in[1] = {w32};
+    Tensor w16 = execute1(Prim::cast, in, Attrs{{"dtype", DType::BFloat16}});
+    Geo g = geo_of(same, xs, ws);
+    Dims ys{g.n, g.o, g.ho, g.wo};
+    Tensor dy = random_tensor(rng, DType::BFloat16, ys);
+    std::vector<double> xv = to_vector(x), wv = to_vector(w16), dyv = to_vector(dy);
+    Attrs a = attrs_of(same);
+    compare(conv(x, w32, a), ys, reference(Op::Fwd, same, xs, ws, xv, wv, dyv), DType::BFloat16);
+    compare(bwd_input(dy, w32, xs, a), xs, reference(Op::BwdInput, same, xs, ws, xv, wv, dyv), DType::BFloat16);
+    Attrs f32_grad = a;
+    f32_grad.set("dtype", DType::Float32);
+    compare(bwd_filter(dy, x, ws, f32_grad), ws, reference(Op::BwdFilter, same, xs, ws, xv, wv, dyv), DType::Float32);
+  }
+  // A float64 weight, or a bfloat16 gradient asked of float32 inputs, is an error.
+  Tensor x = random_tensor(rng, DType::BFloat16, {1, 4, 3, 3}), w64 = random_tensor(rng, DType::Float64, {4, 4, 3, 3});
+  CHECK_THROWS_AS(conv(x, w64, attrs_of(same)), DTypeError);
+  Tensor x32 = random_tensor(rng, DType::Float32, {1, 4, 3, 3}), dy32 = random_tensor(rng, DType::Float32, {1, 4, 3, 3});
+  Attrs bad = attrs_of(same);
+  bad.set("dtype", DType::BFloat16);
+  CHECK_THROWS_AS(bwd_filter(dy32, x32, {4, 4, 3, 3}, bad), DTypeError);
+}
