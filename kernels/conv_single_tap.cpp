@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/dnnl_matmul.h"
+#include "kernels/primitives.h"
 
 namespace msl::kernels {
 
@@ -45,9 +46,7 @@ bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tens
   auto weight_tap = [&]() -> Tensor {
     Tensor tap = matrix(in1, ti, tj);
     if (wdt == dt) return tap;
-    Tensor low(dt, tap.shape());
-    copy_strided(tap, low);
-    return low;
+    return execute1(Prim::cast, std::span<const Tensor>(&tap, 1), Attrs{{"dtype", dt}});
   };
   switch (op) {
     case ConvOp::Forward:  // y[n, o] = x[n, :] . w[o, :, ti, tj]

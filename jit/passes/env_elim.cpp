@@ -1,6 +1,9 @@
 // Environment elimination (see env_elim.h).
 #include "jit/passes/env_elim.h"
 
+#include <optional>
+
+#include "jit/passes/anchors.h"
 #include "jit/passes/node_rewriter.h"
 
 namespace msl::jit {
@@ -11,7 +14,7 @@ namespace {
 
 bool is_env_new(const Node* n) { return n->is_call_of(IrOp::env_new) && n->num_args() == 0; }
 
-Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
+Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
   Node* env = n->arg(0);
   Node* key = n->arg(1);
   Node* dflt = n->arg(2);
@@ -42,9 +45,11 @@ Node* add(Node* n) {
 }  // namespace
 
 bool run_env_elim(IrModule& m, FuncGraph& g) {
-  EffectQuery effect;
+  Anchors anchors(g);
+  std::optional<DropCheck> check;
   return rewrite_nodes(m, g, [&](FuncGraph& h, Node* n, Rewriter& rw) -> Node* {
-    if (n->is_call_of(IrOp::env_getitem) && n->num_args() == 3) return getitem(h, n, rw, effect);
+    if (!check) check.emplace(anchors, rw);
+    if (n->is_call_of(IrOp::env_getitem) && n->num_args() == 3) return getitem(h, n, rw, *check);
     if (n->is_call_of(IrOp::env_add) && n->num_args() == 2) return add(n);
     return nullptr;
   });

@@ -16,7 +16,9 @@
 //     then still reads as zero (0 + 0), which any other default would not.
 //
 // Effects are kept: a rewrite that would drop a value that is, or depends
-// on, an effect is skipped (as in DCE).
+// on, an effect no other path from the output keeps alive (anchors.h) is
+// skipped. (A weight's gradient depends on activations that waited for a
+// BatchNorm's statistics update, which the output's state chain keeps.)
 //
 // What it does not do: keys that are not int constants, or environments
 // that arrive as parameters, stay as they are (they resolve at run time);
