@@ -7,17 +7,6 @@ namespace msl::jit {
 
 using namespace msl::ir;
 
-namespace {
-
-// `i` as an index into a tuple of `size` items, or -1 when out of range.
-int64_t tuple_index(int64_t i, size_t size) {
-  auto n = static_cast<int64_t>(size);
-  if (i < 0) i += n;
-  return i >= 0 && i < n ? i : -1;
-}
-
-}  // namespace
-
 void Anchors::visit_graph(const FuncGraph* g) {
   if (!graphs_.insert(g).second || !g->output()) return;
   visit(g->output(), {});

@@ -106,6 +106,12 @@ bool rewrite_nodes(IrModule& m, FuncGraph& g, const NodeRule& rule) {
   return rw.fired_;
 }
 
+int64_t tuple_index(int64_t i, size_t size) {
+  auto n = static_cast<int64_t>(size);
+  if (i < 0) i += n;
+  return i >= 0 && i < n ? i : -1;
+}
+
 std::optional<int64_t> const_int(const Node* n) {
   if (!n->is_constant()) return std::nullopt;
   if (auto i = std::get_if<int64_t>(&n->value())) return *i;

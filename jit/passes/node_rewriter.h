@@ -82,6 +82,9 @@ class Rewriter {
 // replaced any node.
 bool rewrite_nodes(ir::IrModule& m, ir::FuncGraph& g, const NodeRule& rule);
 
+// `i` as an index into a tuple of `size` items (negative counting from the
+// end), or -1 when out of range.
+int64_t tuple_index(int64_t i, size_t size);
 // The int value of an int64 constant node (not a bool, not a tensor).
 std::optional<int64_t> const_int(const ir::Node* n);
 // The kernel primitive `n` calls, or null.

@@ -17,13 +17,6 @@ using namespace msl::ir;
 
 namespace {
 
-// `i` as an index into a tuple of `size` items, or -1 when out of range.
-int64_t normalize(int64_t i, size_t size) {
-  auto n = static_cast<int64_t>(size);
-  if (i < 0) i += n;
-  return i >= 0 && i < n ? i : -1;
-}
-
 // Whether dropping the items of `tup` other than `keep` (-1: all of them)
 // would drop an effect.
 bool drops_effect(const Node* tup, int64_t keep, DropCheck& effect) {
@@ -37,7 +30,7 @@ Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
   std::optional<int64_t> idx = const_int(n->arg(1));
   if (!idx) return nullptr;
   if (tup->is_call_of(IrOp::make_tuple)) {
-    int64_t i = normalize(*idx, tup->num_args());
+    int64_t i = tuple_index(*idx, tup->num_args());
     if (i < 0 || drops_effect(tup, i, effect)) return nullptr;
     return tup->arg(static_cast<size_t>(i));
   }
@@ -45,7 +38,7 @@ Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
     // A tuple ordered after an effect (the gradients passed to one
     // optimizer updater after another's update): the item, ordered after it.
     Node* items = tup->arg(0);
-    int64_t i = normalize(*idx, items->num_args());
+    int64_t i = tuple_index(*idx, items->num_args());
     if (i < 0 || drops_effect(items, i, effect)) return nullptr;
     return rw.build(h, {tup->callee(), items->arg(static_cast<size_t>(i)), tup->arg(1)}, n);
   }
@@ -63,7 +56,7 @@ Node* setitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
   Node* tup = n->arg(0);
   std::optional<int64_t> idx = const_int(n->arg(1));
   if (!idx || !tup->is_call_of(IrOp::make_tuple)) return nullptr;
-  int64_t i = normalize(*idx, tup->num_args());
+  int64_t i = tuple_index(*idx, tup->num_args());
   if (i < 0 || effect(tup->arg(static_cast<size_t>(i)))) return nullptr;
   std::vector<Node*> ins = tup->inputs();
   ins[static_cast<size_t>(i) + 1] = n->arg(2);

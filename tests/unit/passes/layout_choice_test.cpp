@@ -19,20 +19,11 @@ using namespace msl;
 using namespace msl::jit;
 using jit::test::f32;
 using jit::test::Parsed;
+using jit::test::collect;
 using kernels::DType;
 using kernels::Tensor;
 
 namespace {
-
-// Every tensor of a result (a tensor or a tuple of them), flattened.
-void collect(const exec::RtValue& v, std::vector<double>& out) {
-  if (v.is<Tensor>()) {
-    const Tensor& t = v.tensor();
-    for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.item_at(i));
-    return;
-  }
-  for (const exec::RtValue& item : v.tuple()) collect(item, out);
-}
 
 size_t count(const std::string& s, const std::string& part) {
   size_t n = 0;

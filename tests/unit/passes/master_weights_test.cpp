@@ -15,19 +15,11 @@ using namespace msl;
 using namespace msl::jit;
 using jit::test::f32;
 using jit::test::Parsed;
+using jit::test::collect;
 using kernels::DType;
 using kernels::Tensor;
 
 namespace {
-
-void collect(const exec::RtValue& v, std::vector<double>& out) {
-  if (v.is<Tensor>()) {
-    const Tensor& t = v.tensor();
-    for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.item_at(i));
-    return;
-  }
-  for (const exec::RtValue& item : v.tuple()) collect(item, out);
-}
 
 AbsValue bf16(kernels::Dims shape) { return abs_tensor(DType::BFloat16, shape); }
 

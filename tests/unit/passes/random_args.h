@@ -1,7 +1,8 @@
 // Random arguments for the tests that run a specialized graph before and
-// after a back-end pass (fuse_epilogue_test, layout_choice_test): one
-// tensor per abstract argument type, uniform in [-1, 1), or in [0.5, 2) for
-// the arguments listed in `positive` (a batch norm's variance).
+// after a back-end pass (fuse_epilogue_test, layout_choice_test,
+// master_weights_test): one tensor per abstract argument type, uniform in
+// [-1, 1), or in [0.5, 2) for the arguments listed in `positive` (a batch
+// norm's variance); and the values of a result, to compare the two runs.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +28,16 @@ inline std::vector<exec::RtValue> random_args(const std::vector<AbsValue>& types
     args.push_back(x);
   }
   return args;
+}
+
+// Every element of a result (a tensor or a tuple of them), flattened.
+inline void collect(const exec::RtValue& v, std::vector<double>& out) {
+  if (v.is<kernels::Tensor>()) {
+    const kernels::Tensor& t = v.tensor();
+    for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.item_at(i));
+    return;
+  }
+  for (const exec::RtValue& item : v.tuple()) collect(item, out);
 }
 
 }  // namespace msl::jit::test
