@@ -98,7 +98,13 @@ class Simplifier {
       // A sum of sensitivities with a zero one (a value used twice, one
       // use contributing nothing): the other.
       if (zero(n->arg(1)) && replace_by_cast_arg(h, n, 0)) return;
-      if (zero(n->arg(0))) replace_by_cast_arg(h, n, 1);
+      if (zero(n->arg(0)) && replace_by_cast_arg(h, n, 1)) return;
+      // Of two tensors of its type: the add primitive, which elementwise
+      // fusion and the blocked layout take (grad_add, an IR operator for
+      // any sensitivities, they do not).
+      const AbsTensor* t = tensor_type(sp_, n);
+      if (same_type(tensor_type(sp_, n->arg(0)), t) && same_type(tensor_type(sp_, n->arg(1)), t))
+        subst_[n] = h.apply(Prim::add, {n->arg(0), n->arg(1)}, n->name(), n->loc());
       return;
     }
     const PrimRef* p = prim_of(n);

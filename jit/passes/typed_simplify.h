@@ -26,7 +26,8 @@
 //     differs from x in dtype (a bfloat16 gradient plus a float32 zero)
 //     -> cast(x); cast(cast(x, wide), narrow) -> x when x has dtype narrow
 //     and wide holds it exactly (bfloat16 through float32 and back);
-//     grad_add(x, z), grad_add(z, x) -> x when z is zero;
+//     grad_add(x, z), grad_add(z, x) -> x when z is zero; grad_add(a, b)
+//     of two tensors of its type -> add(a, b), which fusion takes;
 //   * broadcast_to(reshape(x)) -> broadcast_to(x) when x has one element
 //     (a reshape to (1, 1) before broadcasting a scalar changes nothing);
 //   * ones_like(x), zeros_like(x) -> a constant when x is 0-d (a loss's

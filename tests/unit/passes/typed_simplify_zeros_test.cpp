@@ -182,3 +182,20 @@ TEST_CASE("typed_simplify: mixed-precision zeros fold through reshapes, promotio
   CHECK_FALSE(contains(text, "grad_add("));
   check_same_values(before, exec::run_graph(*sp.graph, args));
 }
+
+TEST_CASE("typed_simplify: grad_add of two tensors of its type is an add, which fusion takes") {
+  Parsed p(R"(subgraph @f(%para1_a, %para2_b) {
+  %0 = grad_add(%para1_a, %para2_b)
+  %1 = relu(%0)
+  return(%1)
+}
+)");
+  Specialized sp = p.run({f32({2, 3}), f32({2, 3})});
+  std::vector<exec::RtValue> args{exec::RtValue(random_f32({2, 3}, 8)), exec::RtValue(random_f32({2, 3}, 9))};
+  exec::RtValue before = exec::run_graph(*sp.graph, args);
+  CHECK(run_typed_simplify(p.m, sp));
+  std::string text = ir::print_graph(*sp.graph);
+  CHECK(contains(text, "add(%para1_a, %para2_b)"));
+  CHECK_FALSE(contains(text, "grad_add"));
+  check_same_values(before, exec::run_graph(*sp.graph, args));
+}
