@@ -64,8 +64,7 @@ void dnnl_reorder(const Tensor& plain, const Tensor& blocked, int64_t block, boo
 }
 
 bool reorder_applies(const Tensor& t, int64_t block) {
-  DType dt = t.dtype();
-  bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
+  bool floating = t.dtype() == DType::Float32 || is_half(t.dtype());
   return floating && (block == 8 || block == 16) && t.numel() > 0;
 }
 

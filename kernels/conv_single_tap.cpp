@@ -31,8 +31,8 @@ bool single_tap_conv(ConvOp op, const ConvGeom& g, const Tensor& in0, const Tens
   // The activations' dtype; a float32 weight (forward, backward data) or
   // weight gradient (backward filter) may come with bfloat16 ones.
   DType dt = in0.dtype();
-  bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
-  DType wdt = op == ConvOp::BackpropFilter ? out.dtype() : in1.dtype();
+  bool floating = dt == DType::Float32 || is_half(dt);
+  DType wdt = conv_weight_dtype(op, in1, out);
   DType act = op == ConvOp::BackpropFilter ? in1.dtype() : out.dtype();
   if (!floating || act != dt || (wdt != dt && wdt != DType::Float32) || g.groups != 1 || g.h != 1 || g.w != 1 ||
       g.win.ho != 1 || g.win.wo != 1)

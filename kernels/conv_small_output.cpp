@@ -62,7 +62,7 @@ bool small_output_filter_grad(const ConvGeom& g, const Tensor& dy, int64_t dy_bl
   // The activations' dtype; the gradient may be float32 from bfloat16 or
   // float16 ones (the matmul accumulates in float32 either way).
   DType dt = dy.dtype();
-  bool floating = dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16;
+  bool floating = dt == DType::Float32 || is_half(dt);
   int64_t pixels = g.win.ho * g.win.wo;
   if (!floating || x.dtype() != dt || (dw.dtype() != dt && dw.dtype() != DType::Float32) || g.groups != 1 ||
       pixels < 1 || pixels > kSmallOutputMaxPixels || !dw.is_contiguous())

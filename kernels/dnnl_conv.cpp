@@ -48,7 +48,7 @@ using onednn::Key;
 // float32 master weight (graph mode reads the weight without a cast of its
 // own: oneDNN converts it while reordering it into the kernel's layout).
 bool low_precision_with_master(const TensorSpec& act, const TensorSpec& w) {
-  return (act.dtype == DType::BFloat16 || act.dtype == DType::Float16) && w.dtype == DType::Float32 &&
+  return is_half(act.dtype) && w.dtype == DType::Float32 &&
          act.device == DeviceType::CPU && w.device == DeviceType::CPU;
 }
 
@@ -167,7 +167,7 @@ std::shared_ptr<ConvPlan> make_plan(ConvOp op, const ConvGeom& g, const Tensor& 
   auto plan = std::make_shared<ConvPlan>();
   DType dt = in0.dtype();
   auto ddt = onednn::dnnl_type(dt);
-  auto wdt = onednn::dnnl_type(op == ConvOp::BackpropFilter ? out.dtype() : in1.dtype());
+  auto wdt = onednn::dnnl_type(conv_weight_dtype(op, in1, out));
   Dims xs = g.x_shape(), ys = g.y_shape(), ws = g.w_shape();
   Dims wd = g.groups == 1 ? ws : Dims{g.groups, g.o / g.groups, g.c / g.groups, g.kh, g.kw};
   memory::desc x_any = onednn::any_md(xs, ddt), y_any = onednn::any_md(ys, ddt);

@@ -34,6 +34,13 @@ struct ConvGeom {
   Dims w_shape() const { return {o, c / groups, kh, kw}; }
 };
 
+// The dtype of op's weight side: the weight in1 (forward, backward data) or
+// the weight gradient `out` (backward filter). Float32 under bfloat16/
+// float16 activations is mixed precision's master weight.
+inline DType conv_weight_dtype(ConvOp op, const Tensor& in1, const Tensor& out) {
+  return op == ConvOp::BackpropFilter ? out.dtype() : in1.dtype();
+}
+
 // The geometry of input shape `xs` and weight shape `ws` under conv2d's
 // attributes; ShapeError/ValueError naming `op` for shapes that do not fit.
 ConvGeom conv_geometry(const char* op, const Dims& xs, const Dims& ws, const Attrs& attrs);

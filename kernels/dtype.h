@@ -71,6 +71,8 @@ inline bool is_floating(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 inline bool is_integral(DType t) { return !is_floating(t) && t != DType::Bool; }
+// The 16-bit floats: mixed precision's low-precision dtypes.
+inline bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 // NumPy/MindSpore promotion of two tensor dtypes: bool < ints < floats; among
 // floats the wider wins, and float16 with bfloat16 gives float32; among ints

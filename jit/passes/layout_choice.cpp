@@ -43,7 +43,7 @@ class LayoutChooser {
   // The dtypes oneDNN's blocked convolutions, batch norms and pools take
   // (bfloat16 and float16 being mixed precision's activations).
   static bool blockable_dtype(kernels::DType dt) {
-    return dt == kernels::DType::Float32 || dt == kernels::DType::BFloat16 || dt == kernels::DType::Float16;
+    return dt == kernels::DType::Float32 || kernels::is_half(dt);
   }
 
   // A floating-point NCHW CPU tensor whose channels fill whole blocks (the

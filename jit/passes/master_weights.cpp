@@ -1,6 +1,7 @@
 // Convolutions reading float32 master weights (see master_weights.h).
 #include "jit/passes/master_weights.h"
 
+#include "jit/passes/node_rewriter.h"
 #include "jit/passes/rewrite.h"
 #include "kernels/primitives.h"
 
@@ -12,8 +13,6 @@ using kernels::Prim;
 
 namespace {
 
-const ir::PrimRef* prim_of(const Node* n) { return n->is_apply() ? n->callee()->as_prim() : nullptr; }
-
 class MasterWeights {
  public:
   MasterWeights(ir::IrModule& m, Specialized& sp) : m_(m), sp_(sp), g_(*sp.graph) {}
@@ -23,18 +22,19 @@ class MasterWeights {
     LocalUses uses = local_uses(g_, order);
     Subst subst;
     for (Node* n : order) {
-      const ir::PrimRef* pr = prim_of(n);
+      const ir::PrimRef* pr = called_prim(n);
       if (!pr) continue;
       if ((pr->prim == Prim::conv2d || pr->prim == Prim::conv2d_backprop_input) && n->num_args() == 2) {
         if (Node* w = master_weight(n)) subst[n] = emit(pr->prim, {n->arg(0), w}, pr->attrs, n);
       } else if (pr->prim == Prim::cast && n->num_args() == 1) {
         Node* f = n->arg(0);
-        const ir::PrimRef* fp = prim_of(f);
-        if (!fp || fp->prim != Prim::conv2d_backprop_filter || fp->attrs.has("dtype") || uses.escapes.count(f)) continue;
+        const ir::PrimRef* fp = called_prim(f);
+        if (!fp || fp->prim != Prim::conv2d_backprop_filter || fp->attrs.has("dtype") || uses.escapes.count(f))
+          continue;
         auto users = uses.users.find(f);
         if (users == uses.users.end() || users->second.size() != 1) continue;
         const AbsTensor *grad = cpu_tensor(f), *out = cpu_tensor(n);
-        if (!grad || !out || !low(grad->dtype) || out->dtype != DType::Float32) continue;
+        if (!grad || !out || !kernels::is_half(grad->dtype) || out->dtype != DType::Float32) continue;
         kernels::Attrs attrs = fp->attrs;
         attrs.set("dtype", DType::Float32);
         subst[n] = emit(Prim::conv2d_backprop_filter, {f->arg(0), f->arg(1)}, std::move(attrs), n);
@@ -45,8 +45,6 @@ class MasterWeights {
   }
 
  private:
-  static bool low(DType d) { return d == DType::BFloat16 || d == DType::Float16; }
-
   const AbsTensor* cpu_tensor(const Node* n) const {
     auto it = sp_.types.find(n->id());
     if (it == sp_.types.end()) return nullptr;
@@ -58,10 +56,11 @@ class MasterWeights {
   // low-precision dtype, or null.
   Node* master_weight(const Node* conv) const {
     Node* c = conv->arg(1);
-    const ir::PrimRef* cp = prim_of(c);
+    const ir::PrimRef* cp = called_prim(c);
     if (!cp || cp->prim != Prim::cast || c->num_args() != 1) return nullptr;
     const AbsTensor *act = cpu_tensor(conv->arg(0)), *low_w = cpu_tensor(c), *w = cpu_tensor(c->arg(0));
-    if (!act || !low_w || !w || !low(act->dtype) || low_w->dtype != act->dtype || w->dtype != DType::Float32)
+    if (!act || !low_w || !w || !kernels::is_half(act->dtype) || low_w->dtype != act->dtype ||
+        w->dtype != DType::Float32)
       return nullptr;
     return c->arg(0);
   }

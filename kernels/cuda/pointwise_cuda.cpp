@@ -181,8 +181,6 @@ Kind kind_of(DType t) {
 // The C type of an element; Bool is a byte, read as true when nonzero.
 std::string ctype(DType t) { return t == DType::Bool ? "unsigned char" : cuda_type_name(t); }
 
-bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-
 // `v` (of dtype `from`) converted to `to` as the CPU's cvt: only the
 // widening conversions of dtype promotion and to Bool are needed.
 std::string convert(DType from, DType to, const std::string& v) {
