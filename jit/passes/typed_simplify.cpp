@@ -1,7 +1,6 @@
 // Type-directed no-op removal (typed_simplify.h).
 #include "jit/passes/typed_simplify.h"
 
-#include <map>
 #include <set>
 
 #include "jit/passes/rewrite.h"
@@ -63,7 +62,6 @@ class Simplifier {
     if (!a || !t || a->shape != t->shape) return false;
     if (a->dtype == t->dtype) return replace_by_arg(n, k);
     subst_[n] = h.apply(Prim::cast, {n->arg(k)}, n->name(), n->loc(), kernels::Attrs{{"dtype", t->dtype}});
-    casts_[subst_[n]] = n->arg(k);
     return true;
   }
 
@@ -109,22 +107,14 @@ class Simplifier {
     }
     const PrimRef* p = prim_of(n);
     if (!p) return;
+    // Zeros reshaped, broadcast or cast are zeros (kept: a consumer that
+    // folds them away leaves them dead).
+    bool moves_values = p->prim == Prim::reshape || p->prim == Prim::broadcast_to || p->prim == Prim::cast;
+    if (moves_values && zero(n->arg(0))) zeros_.insert(n);
     switch (p->prim) {
-      case Prim::reshape:
-      case Prim::broadcast_to:
-        // Zeros reshaped, broadcast or cast are zeros (kept: a consumer
-        // that folds them away leaves them dead).
-        if (zero(n->arg(0))) zeros_.insert(n);
-        if (p->prim == Prim::reshape) {
-          replace_by_arg(n, 0);
-          break;
-        }
-        broadcast_scalar(h, n, *p);
-        break;
-      case Prim::cast:
-        if (zero(n->arg(0))) zeros_.insert(n);
-        cast_round_trip(n);
-        break;
+      case Prim::reshape: replace_by_arg(n, 0); break;
+      case Prim::broadcast_to: broadcast_scalar(h, n, *p); break;
+      case Prim::cast: cast_round_trip(n); break;
       case Prim::add:
       case Prim::sub:
         if (zero(n->arg(1)) && replace_by_cast_arg(h, n, 0)) break;
@@ -169,26 +159,15 @@ class Simplifier {
 
   // cast(cast(a, wide), narrow) -> a when a has dtype `narrow` and `wide`
   // holds every value of it exactly (a bfloat16 gradient through float32
-  // and back).
+  // and back; the inner cast may be one this walk made).
   void cast_round_trip(Node* n) {
     Node* inner = current(n->arg(0));
-    Node* a = nullptr;
-    kernels::DType wide;
-    if (auto it = casts_.find(inner); it != casts_.end()) {
-      a = it->second;
-      wide = cast_dtype(inner);
-    } else if (const PrimRef* ip = prim_of(inner); ip && ip->prim == Prim::cast && inner == n->arg(0)) {
-      a = inner->arg(0);
-      wide = cast_dtype(inner);
-    } else {
-      return;
-    }
+    const PrimRef* ip = prim_of(inner);
+    if (!ip || ip->prim != Prim::cast) return;
+    Node* a = inner->arg(0);
     const AbsTensor* t = tensor_type(sp_, n);
-    if (same_type(tensor_type(sp_, a), t) && exact_widening(t->dtype, wide)) replace(n, a);
-  }
-
-  static kernels::DType cast_dtype(const Node* c) {
-    return prim_of(c)->attrs.get_dtype("dtype", kernels::DType::Bool);
+    if (same_type(tensor_type(sp_, a), t) && exact_widening(t->dtype, ip->attrs.get_dtype("dtype", t->dtype)))
+      replace(n, a);
   }
 
   static bool exact_widening(kernels::DType from, kernels::DType to) {
@@ -204,8 +183,6 @@ class Simplifier {
   const Specialized& sp_;
   Subst subst_;
   std::set<const Node*> zeros_;
-  // Casts this walk made (untyped): the operand each one casts.
-  std::map<const Node*, Node*> casts_;
 };
 
 }  // namespace
