@@ -22,8 +22,10 @@ bool Anchors::visit_item(const Node* n, const Path& path) {
     if (n->is_call_of(IrOp::env_setitem) && n->num_args() == 3) {
       std::optional<int64_t> set = const_int(n->arg(1));
       if (!set) return false;
-      if (env_key(*set) == want) visit(n->arg(2), rest);
-      else visit(n->arg(0), path);
+      if (env_key(*set) == want)
+        visit(n->arg(2), rest);
+      else
+        visit(n->arg(0), path);
       return true;
     }
     return false;
@@ -37,8 +39,10 @@ bool Anchors::visit_item(const Node* n, const Path& path) {
   if (n->is_call_of(IrOp::tuple_setitem) && n->num_args() == 3) {
     std::optional<int64_t> set = const_int(n->arg(1));
     if (!set || *set < 0 || want < 0) return false;
-    if (*set == want) visit(n->arg(2), rest);
-    else visit(n->arg(0), path);
+    if (*set == want)
+      visit(n->arg(2), rest);
+    else
+      visit(n->arg(0), path);
     return true;
   }
   return false;
@@ -91,27 +95,8 @@ void Anchors::visit(const Node* n, const Path& path) {
   for (const Node* in : n->inputs()) visit(in, {});
 }
 
-bool DropCheck::operator()(const Node* root) {
-  if (auto it = memo_.find(root); it != memo_.end()) return it->second;
-  // Iterative post-order: effect chains can be thousands of nodes long.
-  std::vector<std::pair<const Node*, size_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto& [n, i] = stack.back();
-    if (!anchored(n) && i < n->inputs().size()) {
-      const Node* in = n->inputs()[i++];
-      if (in->is_apply() && in->graph() == n->graph() && !memo_.count(in)) stack.push_back({in, 0});
-      continue;
-    }
-    bool unsafe = false;
-    if (!anchored(n)) {
-      unsafe = is_effect(n);
-      for (const Node* in : n->inputs())
-        if (auto it = memo_.find(in); it != memo_.end()) unsafe |= it->second;
-    }
-    memo_[n] = unsafe;
-    stack.pop_back();
-  }
-  return memo_.at(root);
+EffectQuery drop_check(const Anchors& anchors, const Rewriter& rw) {
+  return EffectQuery([&anchors, &rw](const Node* n) { return anchors.count(rw.origin(n)); });
 }
 
 }  // namespace msl::jit

@@ -14,14 +14,13 @@
 // that waited for a BatchNorm's statistics update) may then be dropped
 // from that tuple or environment.
 //
-// DropCheck answers, for a node a rewrite would drop from one path,
+// drop_check answers, for a node a rewrite would drop from one path,
 // whether an effect is reachable from it (within its graph) by a path no
 // anchored node keeps alive.
 #pragma once
 
 #include <cstdint>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -53,19 +52,9 @@ class Anchors {
   std::set<std::pair<const ir::Node*, Path>> seen_;
 };
 
-class DropCheck {
- public:
-  DropCheck(const Anchors& anchors, const Rewriter& rw) : anchors_(anchors), rw_(rw) {}
-  // Whether dropping `root` could drop an effect.
-  bool operator()(const ir::Node* root);
-
- private:
-  // Nodes the walk re-created keep the anchoring of their originals.
-  bool anchored(const ir::Node* n) const { return anchors_.count(rw_.origin(n)); }
-
-  const Anchors& anchors_;
-  const Rewriter& rw_;
-  std::unordered_map<const ir::Node*, bool> memo_;
-};
+// The EffectQuery for a rewrite walk: nodes the anchors keep (a node the
+// walk re-created keeps the anchoring of its original) hold no effect a
+// rewrite could drop.
+EffectQuery drop_check(const Anchors& anchors, const Rewriter& rw);
 
 }  // namespace msl::jit

@@ -14,7 +14,7 @@ namespace {
 
 bool is_env_new(const Node* n) { return n->is_call_of(IrOp::env_new) && n->num_args() == 0; }
 
-Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
+Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
   Node* env = n->arg(0);
   Node* key = n->arg(1);
   Node* dflt = n->arg(2);
@@ -46,9 +46,9 @@ Node* add(Node* n) {
 
 bool run_env_elim(IrModule& m, FuncGraph& g) {
   Anchors anchors(g);
-  std::optional<DropCheck> check;
+  std::optional<EffectQuery> check;
   return rewrite_nodes(m, g, [&](FuncGraph& h, Node* n, Rewriter& rw) -> Node* {
-    if (!check) check.emplace(anchors, rw);
+    if (!check) check.emplace(drop_check(anchors, rw));
     if (n->is_call_of(IrOp::env_getitem) && n->num_args() == 3) return getitem(h, n, rw, *check);
     if (n->is_call_of(IrOp::env_add) && n->num_args() == 2) return add(n);
     return nullptr;

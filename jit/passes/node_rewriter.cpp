@@ -133,14 +133,18 @@ bool EffectQuery::operator()(const Node* root) {
   std::vector<std::pair<const Node*, size_t>> stack{{root, 0}};
   while (!stack.empty()) {
     auto& [n, i] = stack.back();
-    if (i < n->inputs().size()) {
+    bool kept = kept_ && kept_(n);
+    if (!kept && i < n->inputs().size()) {
       const Node* in = n->inputs()[i++];
       if (in->is_apply() && in->graph() == n->graph() && !memo_.count(in)) stack.push_back({in, 0});
       continue;
     }
-    bool e = is_effect(n);
-    for (const Node* in : n->inputs())
-      if (auto it = memo_.find(in); it != memo_.end()) e |= it->second;
+    bool e = false;
+    if (!kept) {
+      e = is_effect(n);
+      for (const Node* in : n->inputs())
+        if (auto it = memo_.find(in); it != memo_.end()) e |= it->second;
+    }
     memo_[n] = e;
     stack.pop_back();
   }

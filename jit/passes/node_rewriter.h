@@ -95,12 +95,16 @@ bool is_known_tensor(const ir::Node* n);
 
 // Whether a node is, or depends within its own graph on, an effect
 // (rewrite.h: is_effect). A pass must not drop such a node from the only
-// path that kept it alive. Answers are memoized per node.
+// path that kept it alive. Nodes `kept` says another path keeps alive
+// (anchors.h) hold no effect of their own for this question: the walk
+// stops there. Answers are memoized per node.
 class EffectQuery {
  public:
+  explicit EffectQuery(std::function<bool(const ir::Node*)> kept = nullptr) : kept_(std::move(kept)) {}
   bool operator()(const ir::Node* n);
 
  private:
+  std::function<bool(const ir::Node*)> kept_;
   std::unordered_map<const ir::Node*, bool> memo_;
 };
 

@@ -19,13 +19,13 @@ namespace {
 
 // Whether dropping the items of `tup` other than `keep` (-1: all of them)
 // would drop an effect.
-bool drops_effect(const Node* tup, int64_t keep, DropCheck& effect) {
+bool drops_effect(const Node* tup, int64_t keep, EffectQuery& effect) {
   for (size_t k = 0; k < tup->num_args(); ++k)
     if (static_cast<int64_t>(k) != keep && effect(tup->arg(k))) return true;
   return false;
 }
 
-Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
+Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
   Node* tup = n->arg(0);
   std::optional<int64_t> idx = const_int(n->arg(1));
   if (!idx) return nullptr;
@@ -52,7 +52,7 @@ Node* getitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
   return nullptr;
 }
 
-Node* setitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
+Node* setitem(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
   Node* tup = n->arg(0);
   std::optional<int64_t> idx = const_int(n->arg(1));
   if (!idx || !tup->is_call_of(IrOp::make_tuple)) return nullptr;
@@ -63,7 +63,7 @@ Node* setitem(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
   return rw.build(h, std::move(ins), n);
 }
 
-Node* len(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
+Node* len(FuncGraph& h, Node* n, Rewriter& rw, EffectQuery& effect) {
   Node* tup = n->arg(0);
   if (tup->is_call_of(IrOp::make_tuple)) {
     if (drops_effect(tup, -1, effect)) return nullptr;
@@ -78,10 +78,10 @@ Node* len(FuncGraph& h, Node* n, Rewriter& rw, DropCheck& effect) {
 
 bool run_tuple_elim(IrModule& m, FuncGraph& g) {
   Anchors anchors(g);
-  std::optional<DropCheck> check;
+  std::optional<EffectQuery> check;
   return rewrite_nodes(m, g, [&](FuncGraph& h, Node* n, Rewriter& rw) -> Node* {
-    if (!check) check.emplace(anchors, rw);
-    DropCheck& effect = *check;
+    if (!check) check.emplace(drop_check(anchors, rw));
+    EffectQuery& effect = *check;
     // Malformed arities are the verifier's to report, not ours to read past.
     if (n->is_call_of(IrOp::tuple_getitem) && n->num_args() == 2) return getitem(h, n, rw, effect);
     if (n->is_call_of(IrOp::tuple_setitem) && n->num_args() == 3) return setitem(h, n, rw, effect);
