@@ -335,6 +335,11 @@ std::string Specialized::type_of(const ir::Node* n) const {
   return it == types.end() ? "" : to_string(it->second);
 }
 
+const AbsTensor* Specialized::tensor_type(const ir::Node* n) const {
+  auto it = types.find(n->id());
+  return it == types.end() ? nullptr : it->second.get_if<AbsTensor>();
+}
+
 ir::PrintOptions Specialized::print_options() const {
   ir::PrintOptions o;
   o.type_of = [this](const ir::Node* n) { return type_of(n); };

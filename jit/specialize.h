@@ -92,6 +92,8 @@ struct Specialized {
 
   // The printed abstract value of `n`, or "" when the table has none.
   std::string type_of(const ir::Node* n) const;
+  // `n`'s tensor type, or null when the table has none or `n` is no tensor.
+  const AbsTensor* tensor_type(const ir::Node* n) const;
   // Printer options whose Apply lines end in ` : (arg types) -> type`
   // (they refer to this object, which must outlive them).
   ir::PrintOptions print_options() const;

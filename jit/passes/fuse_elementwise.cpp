@@ -132,10 +132,7 @@ class Fuser {
   }
 
  private:
-  const AbsTensor* tensor_type(const Node* n) const {
-    auto it = sp_.types.find(n->id());
-    return it == sp_.types.end() ? nullptr : it->second.get_if<AbsTensor>();
-  }
+  const AbsTensor* tensor_type(const Node* n) const { return sp_.tensor_type(n); }
 
   bool fusible(const Node* n) const { return pattern(n).has_value(); }
 

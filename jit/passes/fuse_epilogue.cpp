@@ -57,9 +57,7 @@ class EpilogueFuser {
 
  private:
   const AbsTensor* f32_tensor(const Node* n) const {
-    auto it = sp_.types.find(n->id());
-    if (it == sp_.types.end()) return nullptr;
-    const AbsTensor* t = it->second.get_if<AbsTensor>();
+    const AbsTensor* t = sp_.tensor_type(n);
     return t && t->dtype == kernels::DType::Float32 ? t : nullptr;
   }
 

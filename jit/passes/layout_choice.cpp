@@ -35,10 +35,7 @@ class LayoutChooser {
  private:
   // ---------------------------------------------------------------- types
 
-  const AbsTensor* tensor_of(const Node* n) const {
-    auto it = sp_.types.find(n->id());
-    return it == sp_.types.end() ? nullptr : it->second.get_if<AbsTensor>();
-  }
+  const AbsTensor* tensor_of(const Node* n) const { return sp_.tensor_type(n); }
 
   // The dtypes oneDNN's blocked convolutions, batch norms and pools take
   // (bfloat16 and float16 being mixed precision's activations).

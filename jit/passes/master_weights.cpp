@@ -46,9 +46,7 @@ class MasterWeights {
 
  private:
   const AbsTensor* cpu_tensor(const Node* n) const {
-    auto it = sp_.types.find(n->id());
-    if (it == sp_.types.end()) return nullptr;
-    const AbsTensor* t = it->second.get_if<AbsTensor>();
+    const AbsTensor* t = sp_.tensor_type(n);
     return t && t->device == kernels::DeviceType::CPU ? t : nullptr;
   }
 

@@ -12,11 +12,6 @@ using kernels::Prim;
 
 namespace {
 
-const AbsTensor* tensor_type(const Specialized& sp, const Node* n) {
-  auto it = sp.types.find(n->id());
-  return it == sp.types.end() ? nullptr : it->second.get_if<AbsTensor>();
-}
-
 bool same_type(const AbsTensor* a, const AbsTensor* b) {
   return a && b && a->dtype == b->dtype && a->shape == b->shape;
 }
@@ -49,7 +44,7 @@ class Simplifier {
 
   // n -> its operand k when that has n's type (no broadcast or promotion).
   bool replace_by_arg(Node* n, size_t k) {
-    if (!same_type(tensor_type(sp_, n->arg(k)), tensor_type(sp_, n))) return false;
+    if (!same_type(sp_.tensor_type(n->arg(k)), sp_.tensor_type(n))) return false;
     replace(n, n->arg(k));
     return true;
   }
@@ -57,8 +52,8 @@ class Simplifier {
   // n -> its operand k cast to n's dtype when the two differ only in dtype
   // (x + z promoted: a bfloat16 gradient plus a float32 zero).
   bool replace_by_cast_arg(FuncGraph& h, Node* n, size_t k) {
-    const AbsTensor* a = tensor_type(sp_, n->arg(k));
-    const AbsTensor* t = tensor_type(sp_, n);
+    const AbsTensor* a = sp_.tensor_type(n->arg(k));
+    const AbsTensor* t = sp_.tensor_type(n);
     if (!a || !t || a->shape != t->shape) return false;
     if (a->dtype == t->dtype) return replace_by_arg(n, k);
     subst_[n] = h.apply(Prim::cast, {n->arg(k)}, n->name(), n->loc(), kernels::Attrs{{"dtype", t->dtype}});
@@ -75,7 +70,7 @@ class Simplifier {
     if (n->is_call_of(IrOp::ones_like) || n->is_call_of(IrOp::zeros_like)) {
       // Of a 0-d tensor (a loss's sensitivity): a constant, so the value
       // it was taken from is no longer needed for its shape.
-      const AbsTensor* x = tensor_type(sp_, n->arg(0));
+      const AbsTensor* x = sp_.tensor_type(n->arg(0));
       if (x && x->shape.size() == 0)
         subst_[n] = h.constant(kernels::Tensor::scalar(x->dtype, n->is_call_of(IrOp::ones_like) ? 1.0 : 0.0), n->loc());
       return;
@@ -85,7 +80,7 @@ class Simplifier {
       // nobody used, e.g. sparse_softmax_cross_entropy's second): the zeros
       // of that item, which no longer need the rest of the tuple.
       const Node* t = n->arg(0);
-      if (t->is_call_of(IrOp::zeros_like) && tensor_type(sp_, n)) {
+      if (t->is_call_of(IrOp::zeros_like) && sp_.tensor_type(n)) {
         Node* item = h.apply(IrOp::tuple_getitem, {t->arg(0), n->arg(1)}, "", n->loc());
         subst_[n] = h.apply(IrOp::zeros_like, {item}, n->name(), n->loc());
         zeros_.insert(n);
@@ -100,8 +95,8 @@ class Simplifier {
       // Of two tensors of its type: the add primitive, which elementwise
       // fusion and the blocked layout take (grad_add, an IR operator for
       // any sensitivities, they do not).
-      const AbsTensor* t = tensor_type(sp_, n);
-      if (same_type(tensor_type(sp_, n->arg(0)), t) && same_type(tensor_type(sp_, n->arg(1)), t))
+      const AbsTensor* t = sp_.tensor_type(n);
+      if (same_type(sp_.tensor_type(n->arg(0)), t) && same_type(sp_.tensor_type(n->arg(1)), t))
         subst_[n] = h.apply(Prim::add, {n->arg(0), n->arg(1)}, n->name(), n->loc());
       return;
     }
@@ -152,7 +147,7 @@ class Simplifier {
   void broadcast_scalar(FuncGraph& h, Node* n, const PrimRef& p) {
     const Node* in = n->arg(0);
     const PrimRef* ip = prim_of(in);
-    const AbsTensor* x = ip && ip->prim == Prim::reshape ? tensor_type(sp_, in->arg(0)) : nullptr;
+    const AbsTensor* x = ip && ip->prim == Prim::reshape ? sp_.tensor_type(in->arg(0)) : nullptr;
     if (x && x->shape.product() == 1)
       subst_[n] = h.apply(Prim::broadcast_to, {in->arg(0)}, n->name(), n->loc(), p.attrs);
   }
@@ -165,8 +160,8 @@ class Simplifier {
     const PrimRef* ip = prim_of(inner);
     if (!ip || ip->prim != Prim::cast) return;
     Node* a = inner->arg(0);
-    const AbsTensor* t = tensor_type(sp_, n);
-    if (same_type(tensor_type(sp_, a), t) && exact_widening(t->dtype, ip->attrs.get_dtype("dtype", t->dtype)))
+    const AbsTensor* t = sp_.tensor_type(n);
+    if (same_type(sp_.tensor_type(a), t) && exact_widening(t->dtype, ip->attrs.get_dtype("dtype", t->dtype)))
       replace(n, a);
   }
 
